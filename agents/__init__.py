@@ -1,0 +1,1 @@
+"""Pipeline stages (plain async functions over typed records) and the model runner."""

@@ -1,0 +1,115 @@
+"""The verifier's calibration: a multinomial logistic model over model scores and cheap signals.
+
+``combine`` turns one claim's feature vector into label probabilities.
+``fit`` learns the weights from labelled rows (the eval harness collects the
+features); the file ``verify_calibration.json`` next to this module was fitted
+on the AVeriTeC rows of ../shared/data with an even position in the file (the
+odd rows are the held-out split the eval harness reports separately).
+Without a calibration, the identity weights reproduce the model's own scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from agents.errors import InputError
+from schemas import Label, LabelScores
+
+FEATURE_NAMES: tuple[str, ...] = (
+    "model_log_p_true",
+    "model_log_p_false",
+    "model_log_p_unverifiable",
+    "best_passage_overlap",
+    "evidence_overlap",
+    "number_conflict",
+    "number_match",
+    "name_conflict",
+    "negation_mismatch",
+    "no_evidence",
+    "log_passage_count",
+)
+LABELS: tuple[Label, ...] = tuple(Label)
+DEFAULT_PATH = Path(__file__).parent / "verify_calibration.json"
+
+
+@dataclass(frozen=True)
+class VerifyCalibration:
+    weights: tuple[tuple[float, ...], ...]  # one row per label, one column per feature
+    bias: tuple[float, ...]
+    source: str = "identity"
+
+    @classmethod
+    def identity(cls) -> VerifyCalibration:
+        n = len(FEATURE_NAMES)
+        weights = tuple(tuple(1.0 if j == i else 0.0 for j in range(n)) for i in range(len(LABELS)))
+        return cls(weights=weights, bias=(0.0,) * len(LABELS))
+
+    def combine(self, features: Sequence[float]) -> LabelScores:
+        z = np.asarray(self.weights) @ np.asarray(features, dtype=float) + np.asarray(self.bias)
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        return LabelScores(**{label.value: float(p[i]) for i, label in enumerate(LABELS)})
+
+    @classmethod
+    def load(cls, path: Path = DEFAULT_PATH) -> VerifyCalibration:
+        try:
+            data = orjson.loads(Path(path).read_bytes())
+            if tuple(data["features"]) != FEATURE_NAMES:
+                raise InputError(
+                    f"calibration {path} was fitted on other features: refit it with"
+                    " `halluwatch eval averitec FILE --fit-calibration OUT.json`"
+                )
+            return cls(
+                weights=tuple(tuple(float(w) for w in row) for row in data["weights"]),
+                bias=tuple(float(b) for b in data["bias"]),
+                source=str(data.get("source", path)),
+            )
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            raise InputError(f"cannot read calibration {path} ({exc}): set HALLUWATCH_CALIBRATION to a valid file") from None
+
+    def save(self, path: Path) -> None:
+        data = {"features": FEATURE_NAMES, "labels": [l.value for l in LABELS], "weights": self.weights,
+                "bias": self.bias, "source": self.source}
+        Path(path).write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def fit(
+    rows: Sequence[Sequence[float]],
+    labels: Sequence[Label],
+    l2: float = 0.05,
+    steps: int = 3000,
+    learning_rate: float = 0.3,
+    source: str = "fitted",
+) -> VerifyCalibration:
+    """Multinomial logistic regression by full-batch gradient descent, class-balanced, with L2."""
+    x = np.asarray(rows, dtype=float)
+    y = np.array([LABELS.index(label) for label in labels])
+    if len(set(y.tolist())) < 2:
+        raise InputError("calibration needs rows of at least two different labels")
+    mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
+    xs = (x - mean) / scale
+    onehot = np.eye(len(LABELS))[y]
+    counts = onehot.sum(axis=0)
+    sample_weight = (len(y) / (len(LABELS) * np.maximum(counts, 1)))[y]
+    w = np.zeros((len(LABELS), x.shape[1]))
+    b = np.zeros(len(LABELS))
+    for _ in range(steps):
+        z = xs @ w.T + b
+        p = np.exp(z - z.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        grad = (p - onehot) * sample_weight[:, None]
+        w -= learning_rate * (grad.T @ xs / len(y) + l2 * w)
+        b -= learning_rate * grad.mean(axis=0)
+    # Fold the standardisation into the weights so combine() takes raw features.
+    raw_w = w / scale
+    raw_b = b - raw_w @ mean
+    return VerifyCalibration(
+        weights=tuple(tuple(float(v) for v in row) for row in raw_w),
+        bias=tuple(float(v) for v in raw_b),
+        source=source,
+    )

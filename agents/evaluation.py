@@ -1,0 +1,357 @@
+"""The evaluation harness: the same stage functions as the stream, over the benchmark files.
+
+AVeriTeC: each claim is an assistant turn whose evidence is the claim's own
+question/answer pairs (CAAFC's setting without retrieval). DiaHalu: every
+assistant turn of a dialogue is checked with the dialogue so far as context,
+closed-book (DiaHalu ships no evidence; every verdict is marked so), and the
+dialogue counts as a hallucination when any turn is false.
+
+Two baselines run on the same rows: the majority class, and the model alone
+(one verify call on the whole, unsegmented text, taking the model's own label;
+no segmentation, no signals, no Algorithm 1 over atomic claims).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.calibration import VerifyCalibration, fit
+from agents.datasets import ClaimCase, DialogueCase
+from agents.errors import ModelError
+from agents.evidence import assemble_evidence
+from agents.justify import justify
+from agents.pipeline import Pipeline
+from agents.segment import segment
+from agents.verify import ModelVerdict, claim_signals, decide, features, judge
+from schemas import Claim, ClaimSet, ContextLine, Evidence, Label, LabelScores, Passage, Role, StageTiming, Turn, derive_id
+
+Judged = list[tuple[ModelVerdict, LabelScores]]
+
+
+@dataclass(frozen=True)
+class ClassScores:
+    precision: float
+    recall: float
+    f1: float
+    support: int
+
+
+@dataclass(frozen=True)
+class Metrics:
+    n: int
+    accuracy: float
+    macro_f1: float
+    per_class: dict[str, ClassScores]
+    labels: tuple[str, ...]
+    confusion: tuple[tuple[int, ...], ...]  # rows: gold, columns: predicted
+
+
+def classification_metrics(gold: Sequence[str], predicted: Sequence[str], labels: Sequence[str]) -> Metrics:
+    if len(gold) != len(predicted):
+        raise ValueError("gold and predicted differ in length")
+    index = {label: i for i, label in enumerate(labels)}
+    confusion = [[0] * len(labels) for _ in labels]
+    correct = 0
+    for g, p in zip(gold, predicted):
+        correct += g == p
+        if p in index:  # a failed row ("error") predicts nothing: it only lowers recall and accuracy
+            confusion[index[g]][index[p]] += 1
+    per_class: dict[str, ClassScores] = {}
+    for label, i in index.items():
+        tp = confusion[i][i]
+        predicted_i = sum(row[i] for row in confusion)
+        support = sum(confusion[i])
+        precision = tp / predicted_i if predicted_i else 0.0
+        recall = tp / support if support else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        per_class[label] = ClassScores(precision, recall, f1, support)
+    n = len(gold)
+    return Metrics(
+        n=n,
+        accuracy=correct / n if n else 0.0,
+        macro_f1=statistics.fmean(c.f1 for c in per_class.values()) if per_class else 0.0,
+        per_class=per_class,
+        labels=tuple(labels),
+        confusion=tuple(tuple(row) for row in confusion),
+    )
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    position: int  # line order in the input file; even positions fit the shipped calibration
+    gold: str
+    predicted: str = ""
+    model_alone: str = ""
+    claims: int = 0
+    fingract: list[int] = field(default_factory=list)
+    # Kept to re-decide labels under another calibration without running the model again.
+    judged: list[tuple[Evidence, Judged]] = field(default_factory=list)
+    whole_features: list[tuple[tuple[float, ...], str]] = field(default_factory=list)
+
+
+FAILED = "error"
+
+
+@dataclass
+class EvalRun:
+    dataset: str
+    labels: tuple[str, ...]
+    cases: list[CaseResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    timings: dict[str, list[StageTiming]] = field(default_factory=lambda: defaultdict(list))
+    seconds: float = 0.0
+    calibration: str = ""
+
+
+class Progress:
+    """A one-line progress bar on stderr."""
+
+    def __init__(self, total: int, label: str, stream: Any = sys.stderr):
+        self.total, self.label, self.stream = total, label, stream
+        self.started = time.perf_counter()
+        self.done = 0
+
+    def step(self) -> None:
+        self.done += 1
+        elapsed = time.perf_counter() - self.started
+        eta = elapsed / self.done * (self.total - self.done)
+        filled = int(30 * self.done / max(self.total, 1))
+        self.stream.write(
+            f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total}"
+            f" {elapsed:5.0f}s elapsed, ~{eta:4.0f}s left"
+        )
+        if self.done == self.total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def whole_claim_set(turn: Turn, context: Sequence[ContextLine] = ()) -> ClaimSet:
+    """The turn as one unsegmented claim: what the model-alone baseline judges."""
+    return ClaimSet(
+        claimset_id=derive_id("claimset-whole", turn.conversation_id, turn.turn_id),
+        conversation_id=turn.conversation_id,
+        turn_id=turn.turn_id,
+        bot=turn.bot,
+        turn_text=turn.text,
+        turn_timestamp=turn.timestamp,
+        claim_date=turn.claim_date,
+        context=tuple(context[-4:]),
+        claims=(Claim(claim_id=derive_id("claim-whole", turn.conversation_id, turn.turn_id), index=0, text=turn.text[:1000]),),
+        skipped=(),
+    )
+
+
+async def _check_turn(
+    pipeline: Pipeline,
+    run: EvalRun,
+    result: CaseResult,
+    turn: Turn,
+    context: Sequence[ContextLine],
+    passages: Sequence[Passage],
+) -> tuple[Label, Label]:
+    """Pipeline label and model-alone label for one turn; records timings and the raw judgements."""
+    p = pipeline.prompts
+    claimset = await segment(turn, context, pipeline.model, p.segment)
+    evidence = assemble_evidence(claimset, passages)
+    judged, clock = await judge(evidence, pipeline.model, p.verify, p.verify_closed_book)
+    verdict = decide(evidence, judged, pipeline.calibration, (clock.stop(),))
+    correction = await justify(verdict, pipeline.model, p.justify, pipeline.max_rounds)
+    for timing in claimset.timings + verdict.timings + (correction.timings if correction else ()):
+        run.timings[timing.stage].append(timing)
+    result.claims += len(claimset.claims)
+    result.judged.append((evidence, judged))
+    if correction is not None:
+        result.fingract.append(correction.score.total)
+
+    whole = assemble_evidence(whole_claim_set(turn, context), passages)
+    whole_judged, whole_clock = await judge(whole, pipeline.model, p.verify, p.verify_closed_book)
+    run.timings["model_alone"].append(whole_clock.stop())
+    raw, scores = whole_judged[0]
+    result.whole_features.append((features(scores, claim_signals(turn.text, passages)), raw.label.value))
+    return verdict.label, raw.label
+
+
+async def evaluate_averitec(cases: Sequence[ClaimCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
+    run = EvalRun(dataset="averitec", labels=tuple(label.value for label in Label), calibration=pipeline.calibration.source)
+    progress = Progress(len(cases), "averitec") if show_progress else None
+    started = time.perf_counter()
+    for position, case in enumerate(cases):
+        result = CaseResult(case_id=case.case_id, position=position, gold=case.label.value)
+        try:
+            predicted, alone = await _check_turn(pipeline, run, result, case.turn, (), case.passages)
+            result.predicted, result.model_alone = predicted.value, alone.value
+        except ModelError as exc:
+            _failed(run, result, exc)
+        run.cases.append(result)
+        if progress:
+            progress.step()
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def _failed(run: EvalRun, result: CaseResult, exc: Exception) -> None:
+    """A row the model failed on counts as wrong for every system: nothing is guessed for it."""
+    result.predicted = result.model_alone = FAILED
+    result.judged.clear()
+    run.errors.append(f"{result.case_id}: {exc}")
+
+
+def dialogue_label(hallucinated: bool) -> str:
+    return "hallucination" if hallucinated else "factual"
+
+
+async def evaluate_diahalu(cases: Sequence[DialogueCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
+    run = EvalRun(dataset="diahalu", labels=("factual", "hallucination"), calibration=pipeline.calibration.source)
+    progress = Progress(len(cases), "diahalu") if show_progress else None
+    started = time.perf_counter()
+    for position, case in enumerate(cases):
+        result = CaseResult(case_id=case.case_id, position=position, gold=dialogue_label(case.hallucination))
+        context: list[ContextLine] = []
+        any_false = alone_false = False
+        try:
+            for turn in case.turns:
+                if turn.role is Role.ASSISTANT:
+                    predicted, alone = await _check_turn(pipeline, run, result, turn, context, ())
+                    any_false |= predicted is Label.FALSE
+                    alone_false |= alone is Label.FALSE
+                context.append(ContextLine(role=turn.role, text=turn.text[:2000]))
+            result.predicted, result.model_alone = dialogue_label(any_false), dialogue_label(alone_false)
+        except ModelError as exc:
+            _failed(run, result, exc)
+        run.cases.append(result)
+        if progress:
+            progress.step()
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def redecide(run: EvalRun, calibration: VerifyCalibration) -> None:
+    """Recompute the pipeline's labels under another calibration, from the recorded judgements."""
+    for case in run.cases:
+        if case.predicted == FAILED:
+            continue
+        labels = [decide(evidence, judged, calibration).label for evidence, judged in case.judged]
+        if run.dataset == "diahalu":
+            case.predicted = dialogue_label(Label.FALSE in labels)
+        else:
+            case.predicted = labels[0].value
+    run.calibration = calibration.source
+
+
+def fit_calibration(run: EvalRun, source: str) -> VerifyCalibration:
+    """Fit on the even positions' whole-claim features (AVeriTeC gold labels); odd positions stay held out."""
+    if run.dataset != "averitec":
+        raise ValueError("the calibration is fitted on AVeriTeC, whose rows carry claim-level labels")
+    rows, labels = [], []
+    for case in run.cases:
+        if case.position % 2 == 0 and case.predicted != FAILED:
+            for feats, _ in case.whole_features:
+                rows.append(feats)
+                labels.append(Label(case.gold))
+    return fit(rows, labels, source=source)
+
+
+@dataclass(frozen=True)
+class Report:
+    dataset: str
+    rows: int
+    failed_rows: list[str]
+    calibration: str
+    pipeline: Metrics
+    model_alone: Metrics
+    majority: Metrics
+    majority_label: str
+    held_out: Metrics | None  # odd positions only (not used to fit the shipped calibration)
+    stage_seconds: dict[str, dict[str, float]]
+    model_seconds: float
+    total_seconds: float
+    mean_fingract: float | None
+    closed_book: bool
+    predictions: list[dict[str, Any]]
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    k = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def build_report(run: EvalRun) -> Report:
+    gold = [c.gold for c in run.cases]
+    majority_label = Counter(gold).most_common(1)[0][0] if gold else run.labels[0]
+    held = [c for c in run.cases if c.position % 2 == 1]
+    stage_seconds = {
+        stage: {
+            "calls": float(len(items)),
+            "median": statistics.median(t.seconds for t in items),
+            "p95": percentile([t.seconds for t in items], 0.95),
+            "mean_model": statistics.fmean(t.model_seconds for t in items),
+        }
+        for stage, items in run.timings.items()
+        if items
+    }
+    scores = [s for c in run.cases for s in c.fingract]
+    return Report(
+        dataset=run.dataset,
+        rows=len(run.cases),
+        failed_rows=run.errors,
+        calibration=run.calibration,
+        pipeline=classification_metrics(gold, [c.predicted for c in run.cases], run.labels),
+        model_alone=classification_metrics(gold, [c.model_alone for c in run.cases], run.labels),
+        majority=classification_metrics(gold, [majority_label] * len(gold), run.labels),
+        majority_label=majority_label,
+        held_out=classification_metrics([c.gold for c in held], [c.predicted for c in held], run.labels)
+        if run.dataset == "averitec" and held
+        else None,
+        stage_seconds=stage_seconds,
+        model_seconds=sum(t.model_seconds for items in run.timings.values() for t in items),
+        total_seconds=run.seconds,
+        mean_fingract=statistics.fmean(scores) if scores else None,
+        closed_book=run.dataset == "diahalu",
+        predictions=[
+            {"id": c.case_id, "gold": c.gold, "predicted": c.predicted, "model_alone": c.model_alone, "claims": c.claims}
+            for c in run.cases
+        ],
+    )
+
+
+def format_report(report: Report) -> str:
+    lines = [f"{report.dataset}: {report.rows} rows, calibration: {report.calibration}"]
+    if report.failed_rows:
+        lines.append(f"{len(report.failed_rows)} rows failed in the model and count as wrong, e.g. {report.failed_rows[0]}")
+    if report.closed_book:
+        lines.append("closed-book: no evidence in this dataset; verdicts come from the model's own knowledge")
+    header = f"{'system':<28}{'accuracy':>9}{'macro-F1':>10}"
+    lines += ["", header, "-" * len(header)]
+    rows: list[tuple[str, Metrics]] = [
+        ("halluwatch pipeline", report.pipeline),
+        ("model alone (no pipeline)", report.model_alone),
+        (f"majority ({report.majority_label})", report.majority),
+    ]
+    if report.held_out is not None:
+        rows.insert(1, (f"pipeline, held-out {report.held_out.n}", report.held_out))
+    for name, m in rows:
+        lines.append(f"{name:<28}{m.accuracy:>9.3f}{m.macro_f1:>10.3f}")
+    lines += ["", "pipeline per class:", f"{'label':<16}{'P':>7}{'R':>7}{'F1':>7}{'n':>6}"]
+    for label, c in report.pipeline.per_class.items():
+        lines.append(f"{label:<16}{c.precision:>7.3f}{c.recall:>7.3f}{c.f1:>7.3f}{c.support:>6}")
+    lines += ["", "confusion (rows gold, columns predicted): " + " / ".join(report.pipeline.labels)]
+    for label, row in zip(report.pipeline.labels, report.pipeline.confusion):
+        lines.append(f"{label:<16}" + "".join(f"{v:>7}" for v in row))
+    lines += ["", f"{'stage':<14}{'calls':>7}{'median s':>10}{'p95 s':>8}{'model s':>9}"]
+    for stage, s in report.stage_seconds.items():
+        lines.append(f"{stage:<14}{int(s['calls']):>7}{s['median']:>10.3f}{s['p95']:>8.3f}{s['mean_model']:>9.3f}")
+    if report.mean_fingract is not None:
+        lines.append(f"\nmean FinGrAct score of corrections: {report.mean_fingract:.2f} / 7")
+    lines.append(f"total {report.total_seconds:.0f}s, of which model {report.model_seconds:.0f}s")
+    return "\n".join(lines)
+

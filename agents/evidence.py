@@ -1,0 +1,70 @@
+"""Chronological evidence: passages ordered by published date, undated ones last.
+
+The retrieve stage (and, without retrieval, the check command and the eval
+harness) builds :class:`~schemas.Evidence` through :func:`assemble_evidence`
+so every consumer sees the same order and the same bounded size.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from agents.errors import InputError
+from agents.text import truncate
+from schemas import ClaimSet, Evidence, Passage, derive_id
+from schemas.records import MAX_PASSAGE_CHARS, MAX_PASSAGES
+
+
+def chronological(passages: Iterable[Passage]) -> list[Passage]:
+    """Oldest first; undated passages after the dated ones, best-scored first among equals."""
+    return sorted(passages, key=lambda p: (p.published_at is None, p.published_at or "", -p.score))
+
+
+def assemble_evidence(claimset: ClaimSet, passages: Iterable[Passage], note: str = "") -> Evidence:
+    unique: dict[str, Passage] = {}
+    for p in passages:
+        unique.setdefault(p.passage_id, p)
+    ordered = chronological(unique.values())[:MAX_PASSAGES]
+    return Evidence(
+        evidence_id=derive_id("evidence", claimset.conversation_id, claimset.turn_id),
+        claimset=claimset,
+        passages=tuple(ordered),
+        note=note if ordered else (note or "no evidence found"),
+    )
+
+
+def parse_date(value: Any) -> str | None:
+    """An ISO date (YYYY-MM-DD) from common spellings, or None when unknown or unparseable."""
+    if value in (None, "", "unknown"):
+        return None
+    text = str(value).strip()
+    for fmt in ("%Y-%m-%d", "%d-%m-%Y", "%Y/%m/%d", "%d/%m/%Y", "%Y-%m-%dT%H:%M:%S", "%Y"):
+        try:
+            return dt.datetime.strptime(text[: len(dt.datetime.now().strftime(fmt))], fmt).date().isoformat()
+        except ValueError:
+            continue
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).date().isoformat()
+    except ValueError:
+        return None
+
+
+def passage_from_row(row: Mapping[str, Any], retriever: str, retrieved_at: str, where: str) -> Passage:
+    """A passage from an import row with ``text``, ``url``, ``title``, ``published_at``."""
+    text = str(row.get("text") or "").strip()
+    if not text:
+        raise InputError(f"{where}: the passage has no 'text'; every line needs text, url, title, published_at")
+    url = str(row.get("url") or "")
+    return Passage(
+        passage_id=derive_id("passage", url, text),
+        text=truncate(text, MAX_PASSAGE_CHARS),
+        url=truncate(url, 2000),
+        title=truncate(str(row.get("title") or ""), 500),
+        published_at=parse_date(row.get("published_at")),
+        retrieved_at=retrieved_at,
+        retriever=retriever,
+        primary=bool(row.get("primary", False)),
+        score=float(row.get("score", 0.0) or 0.0),
+    )

@@ -1,0 +1,68 @@
+"""The stages chained in-process: what ``halluwatch check``, the eval harness and the bench run.
+
+The streaming agents call the same stage functions one topic at a time; this
+module is the direct path with no broker in between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agents.calibration import VerifyCalibration
+from agents.evidence import assemble_evidence
+from agents.justify import justify
+from agents.llm import ModelRunner
+from agents.prompting import PromptTemplate
+from agents.segment import segment
+from agents.sources import find_sources
+from agents.verify import verify
+from schemas import ClaimSet, ContextLine, Correction, Passage, Turn, TurnVerdict
+
+
+@dataclass(frozen=True)
+class Prompts:
+    segment: PromptTemplate
+    sources: PromptTemplate
+    verify: PromptTemplate
+    verify_closed_book: PromptTemplate
+    justify: PromptTemplate
+
+    @classmethod
+    def load(cls) -> Prompts:
+        return cls(
+            segment=PromptTemplate.load("segment"),
+            sources=PromptTemplate.load("sources"),
+            verify=PromptTemplate.load("verify"),
+            verify_closed_book=PromptTemplate.load("verify_closed_book"),
+            justify=PromptTemplate.load("justify"),
+        )
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    claimset: ClaimSet
+    verdict: TurnVerdict
+    correction: Correction | None
+
+
+@dataclass
+class Pipeline:
+    model: ModelRunner
+    prompts: Prompts
+    calibration: VerifyCalibration
+    max_rounds: int = 2
+    find_sources: bool = True
+
+    async def check(
+        self, turn: Turn, context: Sequence[ContextLine] = (), passages: Sequence[Passage] = ()
+    ) -> CheckResult:
+        claimset = await segment(turn, context, self.model, self.prompts.segment)
+        if self.find_sources:
+            claimset = await find_sources(claimset, self.model, self.prompts.sources)
+        evidence = assemble_evidence(claimset, passages)
+        verdict = await verify(
+            evidence, self.model, self.prompts.verify, self.prompts.verify_closed_book, self.calibration
+        )
+        correction = await justify(verdict, self.model, self.prompts.justify, self.max_rounds)
+        return CheckResult(claimset=claimset, verdict=verdict, correction=correction)

@@ -1,0 +1,62 @@
+"""Small, deterministic text helpers shared by the stages (no model involved)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)*")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# Capitalized words that are names, not just the start of a sentence.
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z\-]+")
+
+STOPWORDS = frozenset(
+    """a an the and or but if then of to in on at by for with from as is are was were be been being it its
+    this that these those there their they them he she his her we our you your i me my mine not no yes do does
+    did has have had will would can could should may might must shall than so such very also just about into
+    over under after before during while which who whom whose what when where why how all any some each more
+    most other only own same too up down out off again further once here both few nor per via""".split()
+)
+
+
+def sentences(text: str) -> list[str]:
+    """Split text into sentences on end punctuation followed by a capital or digit."""
+    parts = [p.strip() for p in _SENTENCE_END.split(text.strip())]
+    return [p for p in parts if p]
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in words(text) if w not in STOPWORDS and len(w) > 1}
+
+
+def numbers(text: str) -> set[str]:
+    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+
+
+def names(text: str) -> set[str]:
+    """Capitalized words that are not sentence-initial: a cheap stand-in for named entities."""
+    found: set[str] = set()
+    for sentence in sentences(text):
+        tokens = sentence.split()
+        for tok in tokens[1:]:
+            word = tok.strip(".,;:!?\"'()[]")
+            if word[:1].isupper() and word.lower() not in STOPWORDS and len(word) > 1:
+                found.add(word.lower())
+    return found
+
+
+def coverage(part: Iterable[str], whole: set[str]) -> float:
+    """Fraction of ``part`` found in ``whole`` (1.0 for an empty part)."""
+    items = set(part)
+    if not items:
+        return 1.0
+    return len(items & whole) / len(items)
+
+
+def truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"

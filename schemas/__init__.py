@@ -1,0 +1,37 @@
+"""Typed records, their JSON Schemas and the orjson codec."""
+
+from schemas.codec import decode, encode, from_dict, to_dict
+from schemas.errors import HalluwatchError, NotJSONError, RecordError, SchemaViolation
+from schemas.ids import derive_id
+from schemas.records import (
+    Alert,
+    Citation,
+    Claim,
+    ClaimSet,
+    ClaimVerdict,
+    ContextLine,
+    Correction,
+    ErrorFix,
+    Evidence,
+    FinGrActScore,
+    JustificationRound,
+    Label,
+    LabelScores,
+    Passage,
+    PrimarySource,
+    Role,
+    Severity,
+    SkippedSpan,
+    SkipReason,
+    StageTiming,
+    Turn,
+    TurnVerdict,
+)
+
+__all__ = [
+    "Alert", "Citation", "Claim", "ClaimSet", "ClaimVerdict", "ContextLine", "Correction",
+    "ErrorFix", "Evidence", "FinGrActScore", "HalluwatchError", "JustificationRound", "Label",
+    "LabelScores", "NotJSONError", "Passage", "PrimarySource", "RecordError", "Role",
+    "SchemaViolation", "Severity", "SkipReason", "SkippedSpan", "StageTiming", "Turn",
+    "TurnVerdict", "decode", "derive_id", "encode", "from_dict", "to_dict",
+]

@@ -1,0 +1,265 @@
+"""The typed records that flow between halluwatch's stages.
+
+Every record is a frozen dataclass. The JSON Schema files in ``schemas/json``
+are generated from these classes (``python -m schemas.generate``) and are the
+contract on the wire; :mod:`schemas.codec` validates against them on decode.
+
+Field metadata understood by the schema generator:
+``max_length`` / ``min_length`` for strings, ``max_items`` for tuples,
+``minimum`` / ``maximum`` for numbers, ``pattern`` for strings, ``item_max_length``
+for tuples of strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+# Bounds keep every record well under Kafka's default 1,000,000-byte message
+# limit: a record that cannot be sent is a record that is lost.
+MAX_TURN_CHARS = 20_000
+MAX_PASSAGE_CHARS = 4_000
+MAX_PASSAGES = 24
+MAX_CLAIMS = 32
+MAX_CONTEXT_TURNS = 8
+DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+
+
+def _text(max_length: int, min_length: int = 0) -> dict[str, int]:
+    return {"max_length": max_length, "min_length": min_length}
+
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+class Label(StrEnum):
+    TRUE = "true"
+    FALSE = "false"
+    UNVERIFIABLE = "unverifiable"
+
+
+class SkipReason(StrEnum):
+    GREETING = "greeting"
+    QUESTION = "question"
+    OPINION = "opinion"
+    NO_FACT = "no_fact"
+    UNGROUNDED = "ungrounded"  # the segmenter proposed a claim the turn does not make
+
+
+class Severity(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+@dataclass(frozen=True)
+class StageTiming:
+    """How long one stage took for one record.
+
+    model_seconds is the part spent in the model, prompt_seconds the part of that spent
+    evaluating prompt tokens; prompt_tokens counts only the tokens evaluated (not reused).
+    """
+
+    stage: str = field(metadata=_text(32, 1))
+    seconds: float = field(metadata={"minimum": 0})
+    model_seconds: float = field(default=0.0, metadata={"minimum": 0})
+    prompt_seconds: float = field(default=0.0, metadata={"minimum": 0})
+    prompt_tokens: int = field(default=0, metadata={"minimum": 0})
+    generated_tokens: int = field(default=0, metadata={"minimum": 0})
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One dialogue turn as a chatbot publishes it."""
+
+    conversation_id: str = field(metadata=_text(200, 1))
+    turn_id: str = field(metadata=_text(200, 1))
+    role: Role
+    text: str = field(metadata=_text(MAX_TURN_CHARS, 1))
+    timestamp: float = field(default=0.0, metadata={"minimum": 0})  # unix seconds when the bot said it
+    bot: str = field(default="", metadata=_text(200))
+    claim_date: str | None = field(default=None, metadata={"pattern": DATE_PATTERN})
+
+
+@dataclass(frozen=True)
+class ContextLine:
+    """A previous turn of the same conversation, used to make claims self-contained."""
+
+    role: Role
+    text: str = field(metadata=_text(MAX_TURN_CHARS))
+
+
+@dataclass(frozen=True)
+class Claim:
+    claim_id: str = field(metadata=_text(64, 1))
+    index: int = field(metadata={"minimum": 0})
+    text: str = field(metadata=_text(1_000, 1))
+
+
+@dataclass(frozen=True)
+class SkippedSpan:
+    """A part of the turn that makes no checkable claim, and why."""
+
+    text: str = field(metadata=_text(MAX_TURN_CHARS))
+    reason: SkipReason
+
+
+@dataclass(frozen=True)
+class PrimarySource:
+    """Where a professional fact-checker would look first to verify the claims."""
+
+    kind: str = field(metadata=_text(200, 1))
+    where: str = field(metadata=_text(300))
+    reason: str = field(metadata=_text(300))
+
+
+@dataclass(frozen=True)
+class ClaimSet:
+    claimset_id: str = field(metadata=_text(64, 1))
+    conversation_id: str = field(metadata=_text(200, 1))
+    turn_id: str = field(metadata=_text(200, 1))
+    bot: str = field(metadata=_text(200))
+    turn_text: str = field(metadata=_text(MAX_TURN_CHARS, 1))
+    turn_timestamp: float = field(metadata={"minimum": 0})
+    claim_date: str | None = field(metadata={"pattern": DATE_PATTERN})
+    context: tuple[ContextLine, ...] = field(metadata={"max_items": MAX_CONTEXT_TURNS})
+    claims: tuple[Claim, ...] = field(metadata={"max_items": MAX_CLAIMS})
+    skipped: tuple[SkippedSpan, ...] = field(metadata={"max_items": 64})
+    sources: tuple[PrimarySource, ...] = field(default=(), metadata={"max_items": 8})
+    timings: tuple[StageTiming, ...] = field(default=(), metadata={"max_items": 16})
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A piece of dated evidence and where it came from."""
+
+    passage_id: str = field(metadata=_text(64, 1))
+    text: str = field(metadata=_text(MAX_PASSAGE_CHARS, 1))
+    url: str = field(metadata=_text(2_000))
+    title: str = field(metadata=_text(500))
+    published_at: str | None = field(metadata={"pattern": DATE_PATTERN})  # None: unknown
+    retrieved_at: str = field(metadata={"pattern": DATE_PATTERN})
+    retriever: str = field(metadata=_text(64, 1))
+    primary: bool = False
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The claim set with its passages, oldest first (undated passages last)."""
+
+    evidence_id: str = field(metadata=_text(64, 1))
+    claimset: ClaimSet
+    passages: tuple[Passage, ...] = field(metadata={"max_items": MAX_PASSAGES})
+    note: str = field(default="", metadata=_text(500))
+    timings: tuple[StageTiming, ...] = field(default=(), metadata={"max_items": 16})
+
+
+@dataclass(frozen=True)
+class LabelScores:
+    """A probability for each label; they sum to 1."""
+
+    true: float = field(metadata={"minimum": 0, "maximum": 1})
+    false: float = field(metadata={"minimum": 0, "maximum": 1})
+    unverifiable: float = field(metadata={"minimum": 0, "maximum": 1})
+
+    def of(self, label: Label) -> float:
+        return float(getattr(self, label.value))
+
+    def best(self) -> Label:
+        return max(Label, key=self.of)
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    claim_id: str = field(metadata=_text(64, 1))
+    claim_index: int = field(metadata={"minimum": 0})
+    claim_text: str = field(metadata=_text(1_000, 1))
+    label: Label
+    confidence: float = field(metadata={"minimum": 0, "maximum": 1})  # final probability of `label`
+    model_scores: LabelScores  # what the model alone put on each label (token log-probabilities)
+    scores: LabelScores  # after combining the model with the claim-vs-evidence signals
+    justification: str = field(metadata=_text(1_000))
+    signals: tuple[str, ...] = field(metadata={"max_items": 16})  # human-readable cheap signals
+    cited_passages: tuple[str, ...] = field(metadata={"max_items": MAX_PASSAGES})
+    closed_book: bool = False  # judged from the model's own knowledge, without evidence
+
+
+@dataclass(frozen=True)
+class TurnVerdict:
+    verdict_id: str = field(metadata=_text(64, 1))
+    evidence: Evidence
+    claim_verdicts: tuple[ClaimVerdict, ...] = field(metadata={"max_items": MAX_CLAIMS})
+    label: Label  # CAAFC Algorithm 1 over claim_verdicts
+    timings: tuple[StageTiming, ...] = field(default=(), metadata={"max_items": 16})
+
+
+@dataclass(frozen=True)
+class Citation:
+    passage_id: str = field(metadata=_text(64, 1))
+    url: str = field(metadata=_text(2_000))
+    title: str = field(metadata=_text(500))
+    published_at: str | None = field(metadata={"pattern": DATE_PATTERN})
+
+
+@dataclass(frozen=True)
+class ErrorFix:
+    """One error in the turn and its correction."""
+
+    claim_id: str = field(metadata=_text(64, 1))
+    claim_text: str = field(metadata=_text(1_000, 1))
+    label: Label
+    correction: str = field(metadata=_text(1_000))
+    citations: tuple[Citation, ...] = field(metadata={"max_items": 8})
+
+
+@dataclass(frozen=True)
+class FinGrActScore:
+    """Actionability of a justification: detection 0-2, correction 0-2, links 0-3."""
+
+    error_detection: int = field(metadata={"minimum": 0, "maximum": 2})
+    correction: int = field(metadata={"minimum": 0, "maximum": 2})
+    links: int = field(metadata={"minimum": 0, "maximum": 3})
+    total: int = field(metadata={"minimum": 0, "maximum": 7})
+    acceptable: bool
+
+
+@dataclass(frozen=True)
+class JustificationRound:
+    round: int = field(metadata={"minimum": 0})
+    justification: str = field(metadata=_text(4_000))
+    corrected_text: str = field(metadata=_text(MAX_TURN_CHARS))
+    score: FinGrActScore
+    feedback: str = field(metadata=_text(2_000))
+
+
+@dataclass(frozen=True)
+class Correction:
+    correction_id: str = field(metadata=_text(64, 1))
+    conversation_id: str = field(metadata=_text(200, 1))
+    turn_id: str = field(metadata=_text(200, 1))
+    bot: str = field(metadata=_text(200))
+    label: Label
+    original_text: str = field(metadata=_text(MAX_TURN_CHARS, 1))
+    corrected_text: str = field(metadata=_text(MAX_TURN_CHARS))
+    justification: str = field(metadata=_text(4_000))
+    errors: tuple[ErrorFix, ...] = field(metadata={"max_items": MAX_CLAIMS})
+    score: FinGrActScore
+    rounds: tuple[JustificationRound, ...] = field(metadata={"max_items": 8})
+    timings: tuple[StageTiming, ...] = field(default=(), metadata={"max_items": 16})
+
+
+@dataclass(frozen=True)
+class Alert:
+    alert_id: str = field(metadata=_text(64, 1))
+    conversation_id: str = field(metadata=_text(200, 1))
+    turn_id: str = field(metadata=_text(200, 1))
+    bot: str = field(metadata=_text(200))
+    severity: Severity
+    false_claims: tuple[ErrorFix, ...] = field(metadata={"max_items": MAX_CLAIMS})
+    corrected_text: str = field(metadata=_text(MAX_TURN_CHARS))
+    sources: tuple[Citation, ...] = field(metadata={"max_items": MAX_PASSAGES})
+    latency_seconds: float = field(metadata={"minimum": 0})  # from the turn's timestamp to the alert
+    raised_at: float = field(metadata={"minimum": 0})

@@ -1,0 +1,123 @@
+"""``halluwatch bench``: per-stage latency, token rates and pipeline overhead, with and without prefix reuse.
+
+The same bundled turns run through the stage functions directly (no broker),
+first with prefix reuse on and then on a fresh runner with it off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import resource
+import statistics
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from agents.datasets import read_jsonl, today
+from agents.evaluation import percentile
+from agents.evidence import passage_from_row
+from agents.llm import ModelRunner
+from schemas import Passage, Role, StageTiming, Turn
+from stream.cli import dump_json
+from stream.commands.common import build_pipeline
+from stream.settings import Settings
+
+BENCH_TURNS = Path(__file__).resolve().parents[2] / "agents" / "examples" / "bench_turns.jsonl"
+
+
+def load_bench_turns(path: Path = BENCH_TURNS) -> list[tuple[Turn, list[Passage]]]:
+    cases = []
+    for n, row in read_jsonl(path):
+        turn = Turn(conversation_id=f"bench-{n}", turn_id="1", role=Role.ASSISTANT, text=row["text"])
+        passages = [passage_from_row(p, "bench", today(), f"{path}:{n}") for p in row.get("evidence", [])]
+        cases.append((turn, passages))
+    return cases
+
+
+async def bench_mode(settings: Settings, reuse: bool, repeat: int) -> dict[str, Any]:
+    model = ModelRunner(dataclasses.replace(settings.model, prefix_reuse=reuse))
+    pipeline = build_pipeline(settings, model=model)
+    cases = load_bench_turns()
+    stages: dict[str, list[StageTiming]] = defaultdict(list)
+    turn_seconds: list[float] = []
+    turn_model_seconds: list[float] = []
+    try:
+        await model.load()
+        for _ in range(repeat):
+            for turn, passages in cases:
+                started = time.perf_counter()
+                result = await pipeline.check(turn, (), passages)
+                turn_seconds.append(time.perf_counter() - started)
+                timings = result.claimset.timings + result.verdict.timings
+                timings += result.correction.timings if result.correction else ()
+                for t in timings:
+                    stages[t.stage].append(t)
+                turn_model_seconds.append(sum(t.model_seconds for t in timings))
+    finally:
+        await model.aclose()
+    all_timings = [t for items in stages.values() for t in items]
+    prompt_s = sum(t.prompt_seconds for t in all_timings)
+    model_s = sum(t.model_seconds for t in all_timings)
+    total_s = sum(turn_seconds)
+    return {
+        "prefix_reuse": reuse,
+        "turns": len(turn_seconds),
+        "stages": {
+            stage: {
+                "median_s": statistics.median(t.seconds for t in items),
+                "p95_s": percentile([t.seconds for t in items], 0.95),
+                "model_s_mean": statistics.fmean(t.model_seconds for t in items),
+            }
+            for stage, items in stages.items()
+        },
+        "turn_median_s": statistics.median(turn_seconds),
+        "turn_p95_s": percentile(turn_seconds, 0.95),
+        "model_s_per_turn": model_s / len(turn_seconds),
+        "prompt_tokens_per_s": sum(t.prompt_tokens for t in all_timings) / prompt_s if prompt_s else 0.0,
+        "generated_tokens_per_s": sum(t.generated_tokens for t in all_timings) / (model_s - prompt_s)
+        if model_s > prompt_s
+        else 0.0,
+        "model_s": model_s,
+        "total_s": total_s,
+        "overhead_fraction_of_model": (total_s - model_s) / model_s if model_s else 0.0,
+    }
+
+
+async def run_bench(args: argparse.Namespace, settings: Settings) -> int:
+    on = await bench_mode(settings, True, args.repeat)
+    off = await bench_mode(settings, False, args.repeat)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    results = {
+        "with_prefix_reuse": on,
+        "without_prefix_reuse": off,
+        "model_time_ratio_off_over_on": off["model_s_per_turn"] / on["model_s_per_turn"],
+        "peak_rss_mb": peak_mb,
+    }
+    print(format_bench(results))
+    args.out.write_text(dump_json(results))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def format_bench(r: dict[str, Any]) -> str:
+    on, off = r["with_prefix_reuse"], r["without_prefix_reuse"]
+    lines = [f"{'':<26}{'reuse on':>12}{'reuse off':>12}"]
+    stages = list(on["stages"])
+    for stage in stages:
+        a, b = on["stages"][stage], off["stages"].get(stage, {"median_s": 0.0, "p95_s": 0.0})
+        lines.append(f"{stage + ' median s':<26}{a['median_s']:>12.3f}{b['median_s']:>12.3f}")
+        lines.append(f"{stage + ' p95 s':<26}{a['p95_s']:>12.3f}{b['p95_s']:>12.3f}")
+    for key, label in (
+        ("turn_median_s", "turn median s"),
+        ("turn_p95_s", "turn p95 s"),
+        ("model_s_per_turn", "model s per turn"),
+        ("prompt_tokens_per_s", "prompt tokens/s"),
+        ("generated_tokens_per_s", "generated tokens/s"),
+        ("overhead_fraction_of_model", "overhead / model time"),
+    ):
+        lines.append(f"{label:<26}{on[key]:>12.3f}{off[key]:>12.3f}")
+    lines.append(f"model time per turn, off / on: {r['model_time_ratio_off_over_on']:.2f}x")
+    lines.append(f"peak resident memory: {r['peak_rss_mb']:.0f} MB")
+    return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""``halluwatch check``: run the stages once on one utterance and print what they found."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from agents.datasets import read_context, read_passages
+from agents.evidence import parse_date
+from agents.errors import InputError
+from agents.pipeline import CheckResult
+from schemas import Role, Turn, to_dict
+from stream.cli import dump_json
+from stream.commands.common import build_pipeline, readable_text
+from stream.settings import Settings
+
+
+async def run_check(args: argparse.Namespace, settings: Settings) -> int:
+    text = readable_text(args.text)
+    date = parse_date(args.date) if args.date else None
+    if args.date and date is None:
+        raise InputError(f"--date {args.date!r} is not a date: use YYYY-MM-DD")
+    passages = read_passages(args.evidence) if args.evidence else []
+    context = read_context(args.context) if args.context else []
+    pipeline = build_pipeline(settings)
+    try:
+        await pipeline.model.load()
+        turn = Turn(conversation_id="cli", turn_id="1", role=Role.ASSISTANT, text=text, timestamp=time.time(), claim_date=date)
+        result = await pipeline.check(turn, context, passages)
+    finally:
+        await pipeline.model.aclose()
+    print(dump_json(to_dict(result)) if args.json else format_check(result))
+    return 0
+
+
+def format_check(result: CheckResult) -> str:
+    verdict = result.verdict
+    lines = [f"Claims ({len(result.claimset.claims)}):"]
+    for v in verdict.claim_verdicts:
+        lines.append(f"  {v.claim_index + 1}. {v.claim_text}")
+        lines.append(f"     -> {v.label.value.upper()} (confidence {v.confidence:.2f}{', closed-book' if v.closed_book else ''}): {v.justification}")
+        for note in v.signals:
+            lines.append(f"        signal: {note}")
+    for s in result.claimset.skipped:
+        lines.append(f"  skipped ({s.reason.value}): {s.text}")
+    lines.append(f"Turn verdict: {verdict.label.value.upper()}")
+    if verdict.evidence.note:
+        lines.append(f"Evidence: {verdict.evidence.note}")
+    c = result.correction
+    if c is not None:
+        lines.append(f"Correction: {c.justification}")
+        lines.append(f"Corrected text: {c.corrected_text}")
+        s = c.score
+        lines.append(
+            f"FinGrAct: {s.total}/7 (detection {s.error_detection}, correction {s.correction}, links {s.links});"
+            f" rounds: {len(c.rounds)}"
+        )
+    timings = result.claimset.timings + verdict.timings + (c.timings if c else ())
+    lines.append("Timings: " + ", ".join(f"{t.stage} {t.seconds:.2f}s (model {t.model_seconds:.2f}s)" for t in timings))
+    return "\n".join(lines)

@@ -1,0 +1,93 @@
+"""One settings object, built once from ``HALLUWATCH_*`` environment variables and CLI flags.
+
+Nothing else in halluwatch reads the environment: the CLI builds
+:class:`Settings` with :meth:`Settings.from_env`, applies its flags with
+:meth:`Settings.override`, and passes the result down.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.errors import InputError
+from agents.llm import ModelConfig
+
+PREFIX = "HALLUWATCH_"
+
+
+def default_data_dir() -> Path:
+    return Path.home() / ".local" / "share" / "halluwatch"
+
+
+@dataclass(frozen=True)
+class Settings:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    calibration_path: Path | None = None  # None: the calibration shipped with halluwatch
+    max_rounds: int = 2  # justification revision rounds after the first
+    data_dir: Path = field(default_factory=default_data_dir)
+    broker_url: str | None = None  # None: start the embedded broker
+    topic_prefix: str = "halluwatch."
+    partitions: int = 4
+    worker_concurrency: int = 1
+    metrics_port: int = 9464
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for name, (path, parse) in _ENV_FIELDS.items():
+            raw = env.get(PREFIX + name)
+            if raw is None or raw == "":
+                continue
+            try:
+                values[path] = parse(raw)
+            except ValueError:
+                raise InputError(f"{PREFIX}{name}={raw!r} is not valid: expected {parse.__name__}") from None
+        return cls().override(**values)
+
+    def override(self, **values: Any) -> Settings:
+        """A copy with the given fields replaced; ``None`` means "not given". Model fields as ``model.x``."""
+        model_changes = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("model.") and v is not None}
+        top_changes = {k: v for k, v in values.items() if not k.startswith("model.") and v is not None}
+        model = dataclasses.replace(self.model, **model_changes) if model_changes else self.model
+        return dataclasses.replace(self, model=model, **top_changes)
+
+
+def _path(raw: str) -> Path:
+    return Path(raw).expanduser()
+
+
+def _bool(raw: str) -> bool:
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(raw)
+
+
+_path.__name__ = "a path"
+_bool.__name__ = "true or false"
+
+_ENV_FIELDS: dict[str, tuple[str, Any]] = {
+    "MODEL_PATH": ("model.model_path", _path),
+    "N_CTX": ("model.n_ctx", int),
+    "N_THREADS": ("model.n_threads", int),
+    "N_GPU_LAYERS": ("model.n_gpu_layers", int),
+    "TEMPERATURE": ("model.temperature", float),
+    "SEED": ("model.seed", int),
+    "PREFIX_REUSE": ("model.prefix_reuse", _bool),
+    "CACHE_DIR": ("model.cache_dir", _path),
+    "CALIBRATION": ("calibration_path", _path),
+    "MAX_ROUNDS": ("max_rounds", int),
+    "DATA_DIR": ("data_dir", _path),
+    "BROKER": ("broker_url", str),
+    "TOPIC_PREFIX": ("topic_prefix", str),
+    "PARTITIONS": ("partitions", int),
+    "WORKER_CONCURRENCY": ("worker_concurrency", int),
+    "METRICS_PORT": ("metrics_port", int),
+}

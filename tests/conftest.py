@@ -1,0 +1,45 @@
+"""Shared fixtures: scripted model runners for unit tests, the real embedded model for integration."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from agents.llm import ModelConfig, ModelRunner
+from agents.testing import Answer, ScriptedBackend
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "/integration/" in str(item.fspath):
+            item.add_marker(pytest.mark.integration)
+        if "/browser/" in str(item.fspath):
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture
+def scripted() -> Callable[..., tuple[ModelRunner, ScriptedBackend]]:
+    """Factory: a runner whose model answers from a script (family -> JSON text)."""
+    made: list[ModelRunner] = []
+
+    def make(answers: dict[str, Answer], **kwargs: object) -> tuple[ModelRunner, ScriptedBackend]:
+        backend = ScriptedBackend(answers=answers, **kwargs)  # type: ignore[arg-type]
+        runner = ModelRunner(ModelConfig(), backend=backend)
+        made.append(runner)
+        return runner, backend
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def real_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelRunner]:
+    """The real embedded Gemma 3 270M, loaded once for the whole session."""
+    runner = ModelRunner(ModelConfig(n_threads=2))
+    yield runner
+    runner._executor.shutdown(wait=True)
+    if runner._backend is not None:
+        runner._backend.close()

@@ -1,0 +1,90 @@
+"""The stages with the real embedded Gemma 3 270M: valid records, allowed labels, determinism."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.calibration import VerifyCalibration
+from agents.llm import ModelRunner, Prompt
+from agents.pipeline import Pipeline, Prompts
+from agents.segment import SegmentOutput
+from schemas import ClaimSet, Correction, Label, Role, Turn, TurnVerdict, decode, encode
+
+from tests.unit.records import passage
+
+EIFFEL = passage(
+    "The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was completed in 1889.",
+    url="https://www.toureiffel.paris/en/the-monument/history",
+)
+
+
+def turn(text: str, turn_id: str = "1") -> Turn:
+    return Turn(conversation_id="it", turn_id=turn_id, role=Role.ASSISTANT, text=text)
+
+
+@pytest.fixture(scope="module")
+def pipeline(real_model: ModelRunner) -> Pipeline:
+    return Pipeline(real_model, Prompts.load(), VerifyCalibration.load())
+
+
+async def test_full_check_gives_valid_records(pipeline: Pipeline) -> None:
+    result = await pipeline.check(turn("The Eiffel Tower is in Berlin and was finished in 1889."), (), [EIFFEL])
+    assert len(result.claimset.claims) == 2
+    for record in (result.claimset, result.verdict):
+        assert decode(type(record), encode(record)) == record  # passes its JSON Schema
+    labels = {v.label for v in result.verdict.claim_verdicts}
+    assert labels <= set(Label)
+    for v in result.verdict.claim_verdicts:
+        assert sum((v.model_scores.true, v.model_scores.false, v.model_scores.unverifiable)) == pytest.approx(1.0)
+        assert 0.0 <= v.confidence <= 1.0
+    if result.correction is not None:
+        assert decode(Correction, encode(result.correction)) == result.correction
+    stages = [t.stage for t in result.claimset.timings + result.verdict.timings]
+    assert stages == ["segment", "sources", "verify"]
+
+
+async def test_same_input_same_output(pipeline: Pipeline) -> None:
+    first = await pipeline.check(turn("Mount Everest is 8,849 metres tall."), (), [EIFFEL])
+    second = await pipeline.check(turn("Mount Everest is 8,849 metres tall."), (), [EIFFEL])
+    assert first.claimset.claims == second.claimset.claims
+    assert first.verdict.claim_verdicts == second.verdict.claim_verdicts
+
+
+async def test_prefix_reuse_does_not_change_answers(real_model: ModelRunner) -> None:
+    prompt = Prompts.load().segment.render(context="(start of conversation)", text="Rome is the capital of Italy.")
+    cold = real_model.with_prefix_reuse(False)
+    try:
+        a = await cold.generate(prompt, SegmentOutput, 100)
+    finally:
+        await cold.aclose()
+    b = await real_model.generate(prompt, SegmentOutput, 100)
+    c = await real_model.generate(prompt, SegmentOutput, 100)
+    assert a.output == b.output == c.output
+    assert c.reused_tokens >= c.prompt_tokens - 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'He said "the {tower} is \\ in Paris" and then typed }}}{{{ ]] "" \\"',
+        "Der Eiffelturm steht in Paris. 埃菲尔铁塔位于巴黎。 Эйфелева башня находится в Париже.",
+        "The committee met in 1998 and approved the plan. " * 200,
+    ],
+    ids=["quotes-braces", "non-english", "10k-chars"],
+)
+async def test_grammar_keeps_json_valid_on_adversarial_input(pipeline: Pipeline, text: str) -> None:
+    result = await pipeline.check(turn(text[:10_000], turn_id="adv"), (), [EIFFEL])
+    assert decode(ClaimSet, encode(result.claimset)) == result.claimset
+    assert decode(TurnVerdict, encode(result.verdict)) == result.verdict
+    assert result.verdict.label in set(Label)
+
+
+async def test_label_scores_come_from_the_model(real_model: ModelRunner) -> None:
+    from agents.verify import VerifyOutput
+
+    prompt = Prompts.load().verify.render(evidence="[1] 2023-01-01 Paris is the capital of France.", claims="1. Paris is the capital of France.")
+    generation = await real_model.generate(prompt, VerifyOutput, 40)
+    assert len(generation.label_scores) == 1
+    scores = generation.label_scores[0]
+    # The grammar forced the label the model scored highest among the three.
+    assert generation.output.verdicts[0].label is scores.best()

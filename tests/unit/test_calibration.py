@@ -1,0 +1,67 @@
+import numpy as np
+import pytest
+
+from agents.calibration import DEFAULT_PATH, FEATURE_NAMES, VerifyCalibration, fit
+from agents.errors import InputError
+from schemas import Label
+
+
+def synthetic(n: int = 300, seed: int = 1) -> tuple[list[list[float]], list[Label]]:
+    """Labels decided by known features: name conflict -> false, high overlap -> true, else unverifiable."""
+    rng = np.random.default_rng(seed)
+    rows, labels = [], []
+    for _ in range(n):
+        row = list(rng.normal(-1.1, 0.1, 3)) + [0.0] * (len(FEATURE_NAMES) - 3)
+        kind = rng.integers(3)
+        if kind == 0:
+            row[FEATURE_NAMES.index("name_conflict")] = 1.0
+            row[FEATURE_NAMES.index("best_passage_overlap")] = rng.uniform(0.3, 0.8)
+            labels.append(Label.FALSE)
+        elif kind == 1:
+            row[FEATURE_NAMES.index("best_passage_overlap")] = rng.uniform(0.8, 1.0)
+            labels.append(Label.TRUE)
+        else:
+            row[FEATURE_NAMES.index("best_passage_overlap")] = rng.uniform(0.0, 0.2)
+            labels.append(Label.UNVERIFIABLE)
+        rows.append(row)
+    return rows, labels
+
+
+def test_fit_recovers_a_known_rule() -> None:
+    rows, labels = synthetic()
+    calibration = fit(rows, labels)
+    test_rows, test_labels = synthetic(seed=2)
+    predicted = [calibration.combine(r).best() for r in test_rows]
+    accuracy = np.mean([p == g for p, g in zip(predicted, test_labels)])
+    assert accuracy > 0.95
+
+
+def test_identity_reproduces_model_scores() -> None:
+    features = [np.log(0.7), np.log(0.2), np.log(0.1)] + [1.0] * (len(FEATURE_NAMES) - 3)
+    scores = VerifyCalibration.identity().combine(features)
+    assert (scores.true, scores.false, scores.unverifiable) == pytest.approx((0.7, 0.2, 0.1))
+
+
+def test_save_load_round_trip(tmp_path) -> None:
+    rows, labels = synthetic(60)
+    calibration = fit(rows, labels, steps=50, source="test")
+    path = tmp_path / "cal.json"
+    calibration.save(path)
+    assert VerifyCalibration.load(path) == calibration
+
+
+def test_one_class_cannot_be_fitted() -> None:
+    rows, _ = synthetic(10)
+    with pytest.raises(InputError, match="two different labels"):
+        fit(rows, [Label.TRUE] * 10)
+
+
+def test_shipped_calibration_loads() -> None:
+    assert len(VerifyCalibration.load(DEFAULT_PATH).weights) == 3
+
+
+def test_unreadable_calibration_names_the_setting(tmp_path) -> None:
+    bad = tmp_path / "cal.json"
+    bad.write_text("{")
+    with pytest.raises(InputError, match="HALLUWATCH_CALIBRATION"):
+        VerifyCalibration.load(bad)

@@ -1,0 +1,29 @@
+"""Bad input gets one line that says what to fix, exit code 2, and no traceback."""
+
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "stream.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["check", "   "], "is empty"),
+        (["check", "\x01\x02\x7f\x00junk".replace("\x00", "")], "not readable text"),
+        (["check", "Paris is in France.", "--model-path", "/nonexistent/model.gguf"], "HALLUWATCH_MODEL_PATH"),
+        (["check", "Paris is in France.", "--evidence", "/nonexistent/evidence.jsonl"], "cannot read"),
+        (["check", "Paris is in France.", "--date", "yesterday"], "YYYY-MM-DD"),
+        (["eval", "diahalu", "/nonexistent.jsonl", "--fit-calibration", "x.json"], "averitec"),
+    ],
+)
+def test_one_line_error(args: list[str], fragment: str) -> None:
+    result = run(*args)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and fragment in lines[0], result.stderr
