@@ -5,7 +5,10 @@
 features); the file ``verify_calibration.json`` next to this module was fitted
 on the AVeriTeC rows of ../shared/data with an even position in the file (the
 odd rows are the held-out split the eval harness reports separately).
-Without a calibration, the identity weights reproduce the model's own scores.
+The model's label probabilities enter as probabilities, not log-probabilities:
+the small model's scores vary little on the benchmark, and unbounded log
+features let the fit extrapolate wildly on confident outliers.
+Without a calibration, the identity weights keep the model's own ranking.
 """
 
 from __future__ import annotations
@@ -21,9 +24,9 @@ from agents.errors import InputError
 from schemas import Label, LabelScores
 
 FEATURE_NAMES: tuple[str, ...] = (
-    "model_log_p_true",
-    "model_log_p_false",
-    "model_log_p_unverifiable",
+    "model_p_true",
+    "model_p_false",
+    "model_p_unverifiable",
     "best_passage_overlap",
     "evidence_overlap",
     "number_conflict",
@@ -42,6 +45,11 @@ class VerifyCalibration:
     weights: tuple[tuple[float, ...], ...]  # one row per label, one column per feature
     bias: tuple[float, ...]
     source: str = "identity"
+    # The range each feature had in the fitting data. Features are clipped to it before combining:
+    # a linear model must not extrapolate (a small model's scores vary little on the benchmark,
+    # so a confident outlier would otherwise get an absurd weight).
+    lower: tuple[float, ...] | None = None
+    upper: tuple[float, ...] | None = None
 
     @classmethod
     def identity(cls) -> VerifyCalibration:
@@ -50,7 +58,10 @@ class VerifyCalibration:
         return cls(weights=weights, bias=(0.0,) * len(LABELS))
 
     def combine(self, features: Sequence[float]) -> LabelScores:
-        z = np.asarray(self.weights) @ np.asarray(features, dtype=float) + np.asarray(self.bias)
+        x = np.asarray(features, dtype=float)
+        if self.lower is not None and self.upper is not None:
+            x = np.clip(x, self.lower, self.upper)
+        z = np.asarray(self.weights) @ x + np.asarray(self.bias)
         p = np.exp(z - z.max())
         p /= p.sum()
         return LabelScores(**{label.value: float(p[i]) for i, label in enumerate(LABELS)})
@@ -64,17 +75,19 @@ class VerifyCalibration:
                     f"calibration {path} was fitted on other features: refit it with"
                     " `halluwatch eval averitec FILE --fit-calibration OUT.json`"
                 )
+            bounds = {k: tuple(float(v) for v in data[k]) if data.get(k) is not None else None for k in ("lower", "upper")}
             return cls(
                 weights=tuple(tuple(float(w) for w in row) for row in data["weights"]),
                 bias=tuple(float(b) for b in data["bias"]),
                 source=str(data.get("source", path)),
+                **bounds,
             )
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
             raise InputError(f"cannot read calibration {path} ({exc}): set HALLUWATCH_CALIBRATION to a valid file") from None
 
     def save(self, path: Path) -> None:
         data = {"features": FEATURE_NAMES, "labels": [l.value for l in LABELS], "weights": self.weights,
-                "bias": self.bias, "source": self.source}
+                "bias": self.bias, "source": self.source, "lower": self.lower, "upper": self.upper}
         Path(path).write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
 
 
@@ -112,4 +125,6 @@ def fit(
         weights=tuple(tuple(float(v) for v in row) for row in raw_w),
         bias=tuple(float(v) for v in raw_b),
         source=source,
+        lower=tuple(float(v) for v in x.min(axis=0)),
+        upper=tuple(float(v) for v in x.max(axis=0)),
     )

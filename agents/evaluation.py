@@ -318,7 +318,12 @@ def build_report(run: EvalRun) -> Report:
         mean_fingract=statistics.fmean(scores) if scores else None,
         closed_book=run.dataset == "diahalu",
         predictions=[
-            {"id": c.case_id, "gold": c.gold, "predicted": c.predicted, "model_alone": c.model_alone, "claims": c.claims}
+            {
+                "id": c.case_id, "position": c.position, "gold": c.gold, "predicted": c.predicted,
+                "model_alone": c.model_alone, "claims": c.claims,
+                # Features of the unsegmented text, to refit a calibration without running the model.
+                "whole_features": [list(f) for f, _ in c.whole_features],
+            }
             for c in run.cases
         ],
     )

@@ -180,7 +180,7 @@ async def _correct(
     schema = schema_for(CorrectionOutput)
     schema["properties"]["evidence"]["maximum"] = len(candidates)
     generation = await model.generate(
-        prompt.render(claim=claim.claim_text, evidence=lines), CorrectionOutput, max_tokens=80, schema=schema
+        prompt.render(claim=claim.claim_text, evidence=lines), CorrectionOutput, max_tokens=140, schema=schema
     )
     clock.add(generation)
     chosen = candidates[min(generation.output.evidence, len(candidates)) - 1]

@@ -24,7 +24,8 @@ from schemas.records import MAX_CLAIMS
 
 _GREETING = re.compile(
     r"^(hi|hello|hey|good (morning|afternoon|evening)|thanks?( you)?|thank you|you're welcome|"
-    r"bye|goodbye|see you|nice to meet you|glad to help|sure|of course|okay|ok|great|you are welcome)\b",
+    r"bye|goodbye|see you|nice to meet you|glad to help|happy to help|sure|of course|okay|ok|great|you are welcome|"
+    r"have a (nice|great|good|wonderful|lovely|safe)|enjoy|good luck|take care|cheers)\b",
     re.IGNORECASE,
 )
 _OPINION = re.compile(
@@ -68,7 +69,7 @@ def is_grounded(claim: str, turn_text: str, context_text: str) -> bool:
     turn_words = content_words(turn_text)
     if not claim_words & turn_words:
         return False
-    return coverage(claim_words, turn_words | content_words(context_text)) >= 0.6
+    return coverage(claim_words, turn_words | content_words(context_text)) >= 0.75
 
 
 def chunk_sentences(items: Sequence[str], limit: int) -> list[str]:

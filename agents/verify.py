@@ -122,8 +122,7 @@ def claim_signals(claim: str, passages: Sequence[Passage]) -> Signals:
 
 
 def features(model_scores: LabelScores, signals: Signals) -> tuple[float, ...]:
-    logs = tuple(math.log(max(model_scores.of(label), 1e-6)) for label in Label)
-    return logs + signals.values
+    return tuple(model_scores.of(label) for label in Label) + signals.values
 
 
 async def judge(
@@ -146,7 +145,7 @@ async def judge(
     # One verdict per claim, no more and no fewer: the grammar enforces the count.
     schema["properties"]["verdicts"]["minItems"] = len(claims)
     schema["properties"]["verdicts"]["maxItems"] = len(claims)
-    generation = await model.generate(rendered, VerifyOutput, max_tokens=40 * len(claims) + 16, schema=schema)
+    generation = await model.generate(rendered, VerifyOutput, max_tokens=72 * len(claims) + 16, schema=schema)
     clock.add(generation)
     scores = list(generation.label_scores) + [UNIFORM] * len(claims)
     return list(zip(generation.output.verdicts, scores)), clock

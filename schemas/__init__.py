@@ -11,6 +11,7 @@ from schemas.records import (
     ClaimVerdict,
     ContextLine,
     Correction,
+    DeadLetter,
     ErrorFix,
     Evidence,
     FinGrActScore,
@@ -29,7 +30,7 @@ from schemas.records import (
 )
 
 __all__ = [
-    "Alert", "Citation", "Claim", "ClaimSet", "ClaimVerdict", "ContextLine", "Correction",
+    "Alert", "Citation", "Claim", "ClaimSet", "ClaimVerdict", "ContextLine", "Correction", "DeadLetter",
     "ErrorFix", "Evidence", "FinGrActScore", "HalluwatchError", "JustificationRound", "Label",
     "LabelScores", "NotJSONError", "Passage", "PrimarySource", "RecordError", "Role",
     "SchemaViolation", "Severity", "SkipReason", "SkippedSpan", "StageTiming", "Turn",

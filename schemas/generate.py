@@ -30,6 +30,7 @@ WIRE_RECORDS: tuple[type, ...] = (
     records.Alert,
     records.Claim,
     records.Passage,
+    records.DeadLetter,
 )
 
 

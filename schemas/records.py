@@ -263,3 +263,19 @@ class Alert:
     sources: tuple[Citation, ...] = field(metadata={"max_items": MAX_PASSAGES})
     latency_seconds: float = field(metadata={"minimum": 0})  # from the turn's timestamp to the alert
     raised_at: float = field(metadata={"minimum": 0})
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """A message that could not be processed, with everything needed to replay or debug it."""
+
+    dead_letter_id: str = field(metadata=_text(64, 1))
+    source_topic: str = field(metadata=_text(300, 1))
+    partition: int = field(metadata={"minimum": -1})
+    offset: int = field(metadata={"minimum": -1})
+    key: str | None = field(metadata=_text(1_000))
+    original_base64: str  # the message exactly as received
+    reason: str = field(metadata=_text(2_000, 1))
+    error_type: str = field(metadata=_text(200, 1))
+    stage: str = field(metadata=_text(32, 1))
+    failed_at: float = field(metadata={"minimum": 0})

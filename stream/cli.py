@@ -57,6 +57,29 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar")
     _model_flags(evaluate)
 
+    worker = sub.add_parser("worker", help="run the stage agents against a broker until stopped")
+    worker.add_argument("--broker", dest="broker_url", help="kafka://host:9092 (default: HALLUWATCH_BROKER, else an embedded broker)")
+    worker.add_argument("--evidence", action="append", type=Path, dest="evidence_files", help="JSONL passages to search (repeatable)")
+    worker.add_argument("--partitions", type=int, dest="partitions", help="partitions per topic")
+    worker.add_argument("--loglevel", default="WARNING", help="worker log level")
+    _model_flags(worker)
+
+    broker = sub.add_parser("broker", help="run the embedded Kafka-compatible broker in the foreground")
+    broker.add_argument("--port", type=int, help="port on 127.0.0.1 (default: a free one)")
+
+    replay = sub.add_parser("replay", help="publish logged dialogues to the turns topic")
+    replay.add_argument("file", type=Path, help="JSONL: one turn a line, one conversation a line, or DiaHalu rows")
+    replay.add_argument("--broker", dest="broker_url", help="kafka://host:9092 (default: HALLUWATCH_BROKER)")
+    replay.add_argument("--pace", choices=("fast", "original"), default="fast", help="original: keep the logged gaps")
+    replay.add_argument("--wait", action="store_true", help="wait for the results and print a summary")
+    replay.add_argument("--out", type=Path, help="with --wait: write the per-turn report as JSONL")
+    replay.add_argument("--timeout", type=float, default=3600.0, help="with --wait: give up after this many seconds")
+    replay.add_argument("--partitions", type=int, dest="partitions", help="partitions per topic (when creating them)")
+
+    demo = sub.add_parser("demo", help="embedded broker + worker + bundled conversations with planted errors")
+    demo.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
+    _model_flags(demo)
+
     bench = sub.add_parser("bench", help="per-stage latency and token rates, with and without prefix reuse")
     bench.add_argument("--out", type=Path, default=Path("bench.json"), help="where to write the JSON results")
     bench.add_argument("--repeat", type=int, default=2, help="passes over the bundled turns per mode")
@@ -64,8 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+SETTING_FLAGS = ("calibration_path", "max_rounds", "broker_url", "partitions")
+
+
 def settings_from(args: argparse.Namespace) -> Settings:
-    flags = {k: v for k, v in vars(args).items() if k.startswith("model.") or k in ("calibration_path", "max_rounds")}
+    flags = {k: v for k, v in vars(args).items() if k.startswith("model.") or k in SETTING_FLAGS}
+    if getattr(args, "evidence_files", None):
+        flags["evidence_files"] = tuple(args.evidence_files)
     return Settings.from_env().override(**flags)
 
 
@@ -85,6 +113,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             from stream.commands.bench import run_bench
 
             return asyncio.run(run_bench(args, settings))
+        if args.command == "worker":
+            from stream.commands.worker import run_worker_command
+
+            return run_worker_command(args, settings)
+        if args.command == "broker":
+            from stream.commands.broker import run_broker_command
+
+            return run_broker_command(args)
+        if args.command == "replay":
+            from stream.commands.replay import run_replay
+
+            return asyncio.run(run_replay(args, settings))
+        if args.command == "demo":
+            from stream.commands.demo import run_demo
+
+            return asyncio.run(run_demo(args, settings))
     except HalluwatchError as exc:
         print(f"halluwatch: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -35,6 +35,8 @@ class Settings:
     partitions: int = 4
     worker_concurrency: int = 1
     metrics_port: int = 9464
+    session_timeout: float = 10.0  # seconds before the group gives a dead worker's partitions to another
+    evidence_files: tuple[Path, ...] = ()  # JSONL passages the worker's retriever searches
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -62,6 +64,10 @@ def _path(raw: str) -> Path:
     return Path(raw).expanduser()
 
 
+def _paths(raw: str) -> tuple[Path, ...]:
+    return tuple(Path(p).expanduser() for p in raw.split(",") if p.strip())
+
+
 def _bool(raw: str) -> bool:
     if raw.lower() in ("1", "true", "yes", "on"):
         return True
@@ -71,6 +77,7 @@ def _bool(raw: str) -> bool:
 
 
 _path.__name__ = "a path"
+_paths.__name__ = "comma-separated paths"
 _bool.__name__ = "true or false"
 
 _ENV_FIELDS: dict[str, tuple[str, Any]] = {
@@ -90,4 +97,6 @@ _ENV_FIELDS: dict[str, tuple[str, Any]] = {
     "PARTITIONS": ("partitions", int),
     "WORKER_CONCURRENCY": ("worker_concurrency", int),
     "METRICS_PORT": ("metrics_port", int),
+    "SESSION_TIMEOUT": ("session_timeout", float),
+    "EVIDENCE": ("evidence_files", _paths),
 }

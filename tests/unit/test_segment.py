@@ -14,6 +14,7 @@ def turn(text: str) -> Turn:
     [
         ("Hello there!", SkipReason.GREETING),
         ("Thanks for asking.", SkipReason.GREETING),
+        ("Have a nice trip.", SkipReason.GREETING),
         ("Which planet do you mean?", SkipReason.QUESTION),
         ("I think jazz is the best music.", SkipReason.OPINION),
         ("In my opinion, Rome is lovelier.", SkipReason.OPINION),

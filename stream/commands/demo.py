@@ -1,0 +1,88 @@
+"""``halluwatch demo``: the whole stream on its embedded defaults, with no configuration.
+
+Starts the embedded broker and a worker process, replays the bundled
+conversations (some with planted factual errors, with a small dated evidence
+file), prints each alert and correction as it arrives, then a summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from schemas import Alert, Correction, DeadLetter
+from stream.app import bootstrap_servers
+from stream.broker import EmbeddedBroker
+from stream.errors import ReplayError
+from stream.replay import Collector, ensure_topics, format_summary, publish, read_replay, summarize, wait_for
+from stream.settings import Settings
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+CONVERSATIONS = EXAMPLES / "demo_conversations.jsonl"
+EVIDENCE = EXAMPLES / "demo_evidence.jsonl"
+# CLI flags the worker process must see too.
+FORWARDED = (("model.model_path", "--model-path"), ("model.n_ctx", "--n-ctx"), ("model.n_threads", "--threads"),
+             ("model.n_gpu_layers", "--gpu-layers"), ("calibration_path", "--calibration"), ("max_rounds", "--max-rounds"))
+
+
+def print_record(record: object) -> None:
+    if isinstance(record, Alert):
+        print(f"\nALERT [{record.severity.value}] {record.conversation_id}/{record.turn_id} ({record.bot}),"
+              f" {record.latency_seconds:.1f}s after the turn")
+        for claim in record.false_claims:
+            print(f"  false: {claim.claim_text}")
+            print(f"  fix:   {claim.correction or '(no supported correction)'}")
+        for source in record.sources:
+            print(f"  source: {source.url} ({source.published_at or 'undated'})")
+    elif isinstance(record, Correction):
+        print(f"\ncorrection {record.conversation_id}/{record.turn_id} [{record.label.value}],"
+              f" FinGrAct {record.score.total}/7")
+        print(f"  said:      {record.original_text}")
+        print(f"  corrected: {record.corrected_text}")
+    elif isinstance(record, DeadLetter):
+        print(f"\ndead letter from {record.source_topic}: {record.reason}")
+    sys.stdout.flush()
+
+
+def worker_command(args: argparse.Namespace, broker_url: str) -> list[str]:
+    command = [sys.executable, "-m", "stream.cli", "worker", "--broker", broker_url, "--evidence", str(EVIDENCE)]
+    values = vars(args)
+    for dest, flag in FORWARDED:
+        if values.get(dest) is not None:
+            command += [flag, str(values[dest])]
+    return command
+
+
+async def run_demo(args: argparse.Namespace, settings: Settings) -> int:
+    replay = read_replay(CONVERSATIONS)
+    with EmbeddedBroker() as broker:
+        settings = settings.override(broker_url=broker.url)
+        print(f"embedded broker at {broker.url}; starting a worker (model loads in a few seconds)", flush=True)
+        worker = subprocess.Popen(worker_command(args, broker.url), env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        bootstrap = bootstrap_servers(broker.url)
+        collector = Collector(bootstrap, settings)
+        try:
+            await ensure_topics(bootstrap, settings)
+            await collector.start()
+            sent = await publish(replay.turns, bootstrap, settings)
+            print(f"replaying {len(sent)} turns from {len(replay.labels) or 4} bundled conversations", flush=True)
+            finished = await wait_for(
+                collector, sent, args.timeout, on_record=print_record, alive=lambda: worker.poll() is None
+            )
+            if worker.poll() is not None:
+                raise ReplayError(f"the demo's worker exited with code {worker.returncode}: see its message above")
+        finally:
+            await collector.stop()
+            worker.terminate()
+            try:
+                worker.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+    print("\nsummary")
+    print(format_summary(summarize(sent, collector.collected, replay.labels)))
+    if not finished:
+        raise ReplayError(f"the demo did not finish within {args.timeout:.0f}s: raise --timeout on a slow machine")
+    return 0

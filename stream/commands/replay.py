@@ -1,0 +1,48 @@
+"""``halluwatch replay``: publish logged dialogues; with --wait, collect and summarize the results."""
+
+from __future__ import annotations
+
+import argparse
+
+import orjson
+
+from stream.app import bootstrap_servers
+from stream.errors import ReplayError
+from stream.replay import Collector, ensure_topics, format_summary, publish, read_replay, report_rows, summarize, wait_for
+from stream.settings import Settings
+
+
+async def run_replay(args: argparse.Namespace, settings: Settings) -> int:
+    if not settings.broker_url:
+        raise ReplayError(
+            "replay needs a broker: pass --broker kafka://host:9092 or set HALLUWATCH_BROKER"
+            " (start one with `halluwatch broker` and a `halluwatch worker` beside it)"
+        )
+    if args.out and not args.wait:
+        raise ReplayError("--out writes the collected results: add --wait")
+    replay = read_replay(args.file)
+    bootstrap = bootstrap_servers(settings.broker_url)
+    await ensure_topics(bootstrap, settings)
+    collector = Collector(bootstrap, settings) if args.wait else None
+    if collector:
+        await collector.start()
+    try:
+        sent = await publish(replay.turns, bootstrap, settings, args.pace)
+        print(f"published {len(sent)} turns to {settings.topic_prefix}turns", flush=True)
+        if collector is None:
+            return 0
+        finished = await wait_for(collector, sent, args.timeout)
+    finally:
+        if collector:
+            await collector.stop()
+    summary = summarize(sent, collector.collected, replay.labels)
+    print(format_summary(summary))
+    if args.out:
+        args.out.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in report_rows(sent, collector.collected)))
+        print(f"wrote {args.out}")
+    if not finished:
+        raise ReplayError(
+            f"timed out after {args.timeout:.0f}s with results missing: is a worker running against"
+            f" {settings.broker_url}? Raise --timeout for long replays"
+        )
+    return 0

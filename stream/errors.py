@@ -1,0 +1,15 @@
+"""Errors of the streaming layer (all under :class:`schemas.HalluwatchError`)."""
+
+from schemas.errors import HalluwatchError
+
+
+class StreamError(HalluwatchError):
+    """Something about the broker or topics that the user can fix."""
+
+
+class BrokerError(StreamError):
+    """The broker cannot be started or reached; the message says what to do."""
+
+
+class ReplayError(StreamError):
+    """A replay file or replay wait that cannot be completed; the message says what to fix."""

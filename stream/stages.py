@@ -1,0 +1,218 @@
+"""The thin Faust agents: one per stage, each wiring a topic to a plain async stage function.
+
+All per-message care lives in :class:`StageRunner.consume`:
+
+* messages arrive as raw bytes and are decoded and validated here; a message
+  that fails goes to ``dlq`` with its original bytes, topic, partition,
+  offset and the reason, and the agent carries on;
+* an exception inside a stage is caught per message and dead-lettered too.
+  Faust would otherwise acknowledge the event and restart the agent, losing
+  the turn silently (faust-streaming #189);
+* outputs are sent from inside the agent, so Faust attaches them to the
+  event and commits its offset only after they are produced: at-least-once;
+* agents run with concurrency 1, so each partition is processed in order and
+  no offset is committed past a turn still in flight (faust-streaming #606).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+
+import orjson
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+from agents.pipeline import Pipeline
+from agents.retrieve import Retriever, retrieve
+from agents.segment import CONTEXT_TURNS, segment
+from agents.verify import verify
+from agents.justify import justify
+from schemas import (
+    Alert,
+    ClaimSet,
+    ContextLine,
+    Correction,
+    DeadLetter,
+    Evidence,
+    Label,
+    RecordError,
+    Role,
+    Severity,
+    Turn,
+    TurnVerdict,
+    decode,
+    derive_id,
+    encode,
+)
+from stream.app import Topics
+
+log = logging.getLogger("halluwatch.stream")
+R = TypeVar("R")
+Output = tuple[Any, Any]  # (topic, record)
+# Keep dead letters themselves under the message size limit.
+MAX_ORIGINAL_BYTES = 400_000
+
+
+def severity_of(verdict: TurnVerdict) -> Severity:
+    confidence = max((v.confidence for v in verdict.claim_verdicts if v.label is Label.FALSE), default=0.0)
+    if confidence >= 0.8:
+        return Severity.HIGH
+    if confidence >= 0.6:
+        return Severity.MEDIUM
+    return Severity.LOW
+
+
+def make_alert(verdict: TurnVerdict, correction: Correction, now: float) -> Alert:
+    claimset = verdict.evidence.claimset
+    false_ids = {v.claim_id for v in verdict.claim_verdicts if v.label is Label.FALSE}
+    false_claims = tuple(e for e in correction.errors if e.claim_id in false_ids)
+    sources = tuple({c.passage_id: c for e in false_claims for c in e.citations}.values())
+    return Alert(
+        alert_id=derive_id("alert", claimset.conversation_id, claimset.turn_id),
+        conversation_id=claimset.conversation_id,
+        turn_id=claimset.turn_id,
+        bot=claimset.bot,
+        severity=severity_of(verdict),
+        false_claims=false_claims,
+        corrected_text=correction.corrected_text,
+        sources=sources,
+        latency_seconds=max(0.0, now - claimset.turn_timestamp),
+        raised_at=now,
+    )
+
+
+def dead_letter(event: Any, stage: str, exc: BaseException) -> DeadLetter:
+    message = event.message
+    original: bytes = event.value if isinstance(event.value, bytes) else bytes(str(event.value), "utf-8")
+    reason = f"{type(exc).__name__}: {exc}"
+    if len(original) > MAX_ORIGINAL_BYTES:
+        reason += f" (original of {len(original)} bytes cut to {MAX_ORIGINAL_BYTES})"
+        original = original[:MAX_ORIGINAL_BYTES]
+    key = message.key.decode("utf-8", "replace") if isinstance(message.key, bytes) else message.key
+    return DeadLetter(
+        dead_letter_id=derive_id("dead", message.topic, message.partition, message.offset),
+        source_topic=message.topic,
+        partition=message.partition,
+        offset=message.offset,
+        key=key[:1000] if key else None,
+        original_base64=base64.b64encode(original).decode(),
+        reason=reason[:2000] or type(exc).__name__,
+        error_type=type(exc).__name__,
+        stage=stage,
+        failed_at=time.time(),
+    )
+
+
+@dataclass
+class StageRunner:
+    app: Any
+    topics: Topics
+    pipeline: Pipeline
+    retriever: Retriever
+    context: Any  # Faust table: conversation_id -> recent turns (list of {"role", "text"})
+    delivered: Any  # Faust table: correction/alert id -> True, so a replayed turn raises no second alert
+
+    async def consume(
+        self, stream: Any, stage: str, record_type: type[R], handle: Callable[[R, Any], Awaitable[list[Output]]]
+    ) -> None:
+        async for event in stream.events():
+            message = event.message
+            try:
+                record = decode(record_type, event.value)
+                outputs = await handle(record, event)
+            except RecordError as exc:
+                await self._dead_letter(event, stage, exc)
+                continue
+            except Exception as exc:  # noqa: BLE001 - any stage failure dead-letters this message only (faust #189)
+                log.exception("%s failed on %s[%s]@%s", stage, message.topic, message.partition, message.offset)
+                await self._dead_letter(event, stage, exc)
+                continue
+            for topic, out in outputs:
+                await topic.send(key=message.key, value=encode(out))
+
+    async def _dead_letter(self, event: Any, stage: str, exc: BaseException) -> None:
+        m = event.message
+        log.warning("dead letter from %s[%s]@%s in %s: %s", m.topic, m.partition, m.offset, stage, exc)
+        await self.topics.dlq.send(key=m.key, value=encode(dead_letter(event, stage, exc)))
+
+    # --- the four stages -------------------------------------------------------------------
+
+    async def on_turn(self, turn: Turn, event: Any) -> list[Output]:
+        if turn.timestamp == 0:
+            # The chatbot gave no timestamp: the broker's time of the message stands in for it.
+            turn = replace(turn, timestamp=float(event.message.timestamp or time.time()))
+        key = turn.conversation_id.encode()
+        stored = orjson.loads(self.context.get(key) or b"[]")
+        history = [ContextLine(role=Role(c["role"]), text=c["text"]) for c in stored]
+        outputs: list[Output] = []
+        if turn.role is Role.ASSISTANT:
+            p = self.pipeline
+            outputs.append((self.topics.claimsets, await segment(turn, history, p.model, p.prompts.segment)))
+        window = history + [ContextLine(role=turn.role, text=turn.text[:2000])]
+        self.context[key] = orjson.dumps([{"role": c.role.value, "text": c.text} for c in window[-CONTEXT_TURNS:]])
+        return outputs
+
+    async def on_claimset(self, claimset: ClaimSet, event: Any) -> list[Output]:
+        p = self.pipeline
+        return [(self.topics.evidence, await retrieve(claimset, self.retriever, p.model, p.prompts.sources))]
+
+    async def on_evidence(self, evidence: Evidence, event: Any) -> list[Output]:
+        p = self.pipeline
+        verdict = await verify(evidence, p.model, p.prompts.verify, p.prompts.verify_closed_book, p.calibration)
+        return [(self.topics.verdicts, verdict)]
+
+    async def on_verdict(self, verdict: TurnVerdict, event: Any) -> list[Output]:
+        p = self.pipeline
+        correction = await justify(verdict, p.model, p.prompts.justify, p.max_rounds)
+        if correction is None:
+            return []
+        outputs: list[Output] = []
+        if self._first_delivery(correction.correction_id):
+            outputs.append((self.topics.corrections, correction))
+        if verdict.label is Label.FALSE:
+            alert = make_alert(verdict, correction, time.time())
+            if self._first_delivery(alert.alert_id):
+                outputs.append((self.topics.alerts, alert))
+        return outputs
+
+    def _first_delivery(self, record_id: str) -> bool:
+        """True the first time an output id is seen; replays and redeliveries get False."""
+        key = record_id.encode()
+        if self.delivered.get(key):
+            return False
+        self.delivered[key] = b"1"
+        return True
+
+
+def wire(app: Any, topics: Topics, pipeline: Pipeline, retriever: Retriever, partitions: int) -> StageRunner:
+    """Create the tables and the four agents on ``app``."""
+    runner = StageRunner(
+        app=app,
+        topics=topics,
+        pipeline=pipeline,
+        retriever=retriever,
+        # The app's serializers are raw, so table keys and values are bytes (JSON for the context).
+        context=app.Table("conversation-context", key_type=bytes, value_type=bytes, partitions=partitions),
+        delivered=app.Table("delivered-outputs", key_type=bytes, value_type=bytes, partitions=partitions),
+    )
+
+    @app.agent(topics.turns, name="segment", concurrency=1)
+    async def segment_agent(stream: Any) -> None:
+        await runner.consume(stream, "segment", Turn, runner.on_turn)
+
+    @app.agent(topics.claimsets, name="retrieve", concurrency=1)
+    async def retrieve_agent(stream: Any) -> None:
+        await runner.consume(stream, "retrieve", ClaimSet, runner.on_claimset)
+
+    @app.agent(topics.evidence, name="verify", concurrency=1)
+    async def verify_agent(stream: Any) -> None:
+        await runner.consume(stream, "verify", Evidence, runner.on_evidence)
+
+    @app.agent(topics.verdicts, name="justify", concurrency=1)
+    async def justify_agent(stream: Any) -> None:
+        await runner.consume(stream, "justify", TurnVerdict, runner.on_verdict)
+
+    return runner

@@ -1,0 +1,251 @@
+"""The streaming layer on the real embedded broker with real worker processes and the real model.
+
+Each test gets its own uuid-named topic prefix (and so its own consumer group
+and changelog topics); workers run as `halluwatch worker` processes, as in
+production, so a kill -9 is a real crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from schemas import ClaimSet, DeadLetter, Label, Role, Turn, decode, derive_id
+from stream.app import bootstrap_servers, topic_name
+from stream.broker import EmbeddedBroker
+from stream.replay import Collector, LoggedTurn, ensure_topics, expected_verdict_ids, publish, wait_for
+from stream.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+EVIDENCE = ROOT / "stream" / "examples" / "demo_evidence.jsonl"
+WAIT = 420.0
+
+
+@pytest.fixture(scope="session")
+def broker() -> Iterator[EmbeddedBroker]:
+    with EmbeddedBroker() as b:
+        yield b
+
+
+def stream_settings(broker: EmbeddedBroker, tmp: Path) -> Settings:
+    prefix = f"t{uuid.uuid4().hex[:8]}."
+    return Settings(broker_url=broker.url, topic_prefix=prefix, partitions=2, data_dir=tmp, evidence_files=(EVIDENCE,))
+
+
+def start_worker(settings: Settings) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "HALLUWATCH_TOPIC_PREFIX": settings.topic_prefix,
+        "HALLUWATCH_PARTITIONS": str(settings.partitions),
+        "HALLUWATCH_DATA_DIR": str(settings.data_dir),
+        "HALLUWATCH_EVIDENCE": ",".join(str(p) for p in settings.evidence_files),
+        "HALLUWATCH_SESSION_TIMEOUT": "6",
+        "HALLUWATCH_N_THREADS": "2",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "stream.cli", "worker", "--broker", settings.broker_url or ""], env=env, cwd=ROOT
+    )
+
+
+@pytest.fixture
+def workers() -> Iterator[Callable[[Settings], subprocess.Popen[bytes]]]:
+    started: list[subprocess.Popen[bytes]] = []
+
+    def make(settings: Settings) -> subprocess.Popen[bytes]:
+        process = start_worker(settings)
+        started.append(process)
+        return process
+
+    yield make
+    for process in started:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+@pytest.fixture
+async def collector(broker: EmbeddedBroker, tmp_path: Path) -> AsyncIterator[tuple[Settings, Collector]]:
+    settings = stream_settings(broker, tmp_path)
+    bootstrap = bootstrap_servers(broker.url)
+    await ensure_topics(bootstrap, settings)
+    c = Collector(bootstrap, settings)
+    await c.start()
+    yield settings, c
+    await c.stop()
+
+
+def turns(conversation: str, *texts: tuple[Role, str]) -> list[LoggedTurn]:
+    return [
+        LoggedTurn(Turn(conversation_id=conversation, turn_id=f"T{i}", role=role, text=text, bot="test-bot"), None)
+        for i, (role, text) in enumerate(texts)
+    ]
+
+
+EIFFEL = turns(
+    "conv-eiffel",
+    (Role.USER, "Where is the Eiffel Tower?"),
+    (Role.ASSISTANT, "The Eiffel Tower is in Berlin and was finished in 1889."),
+    (Role.USER, "Thanks!"),
+    (Role.ASSISTANT, "You're welcome! Have a nice trip."),
+)
+
+
+async def read_topic(bootstrap: str, topic: str, expected: int, timeout: float = 30.0) -> list[tuple[bytes, bytes]]:
+    """(key, value) of the first ``expected`` messages of a topic, from the beginning."""
+    from aiokafka import AIOKafkaConsumer
+
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                                group_id=f"reader-{uuid.uuid4().hex[:6]}")
+    await consumer.start()
+    found: list[tuple[bytes, bytes]] = []
+    try:
+        deadline = time.monotonic() + timeout
+        while len(found) < expected and time.monotonic() < deadline:
+            for messages in (await consumer.getmany(timeout_ms=1000)).values():
+                found.extend((m.key, m.value) for m in messages)
+    finally:
+        await consumer.stop()
+    return found
+
+
+async def test_conversation_flows_through_every_topic(broker, collector, workers) -> None:
+    settings, c = collector
+    worker = workers(settings)
+    sent = await publish(EIFFEL, bootstrap_servers(broker.url), settings)
+    assert await wait_for(c, sent, WAIT, alive=lambda: worker.poll() is None), "no verdicts: is the worker alive?"
+
+    verdict_ids = expected_verdict_ids(sent)
+    assert set(verdict_ids) <= set(c.collected.verdicts)
+    for vid, turn in verdict_ids.items():
+        verdict = c.collected.verdicts[vid]
+        assert verdict.verdict_id == derive_id("verdict", turn.conversation_id, turn.turn_id)
+        assert verdict.evidence.claimset.turn_id == turn.turn_id
+        stages = [t.stage for t in verdict.evidence.claimset.timings + verdict.evidence.timings + verdict.timings]
+        assert "segment" in stages and "retrieve" in stages and "verify" in stages
+        cid = derive_id("correction", turn.conversation_id, turn.turn_id)
+        aid = derive_id("alert", turn.conversation_id, turn.turn_id)
+        assert (cid in c.collected.corrections) == (verdict.label is not Label.TRUE)
+        assert (aid in c.collected.alerts) == (verdict.label is Label.FALSE)
+    # The claim of the second assistant turn is a courtesy: no claims, a true verdict, nothing raised.
+    polite = c.collected.verdicts[derive_id("verdict", "conv-eiffel", "T3")]
+    assert polite.evidence.claimset.claims == () and polite.label is Label.TRUE
+    # The factual turn used the dated evidence file.
+    factual = c.collected.verdicts[derive_id("verdict", "conv-eiffel", "T1")]
+    assert any(p.published_at == "2023-05-01" for p in factual.evidence.passages)
+
+    claimsets = await read_topic(bootstrap_servers(broker.url), topic_name(settings, "claimsets"), 2)
+    assert [k for k, _ in claimsets] == [b"conv-eiffel", b"conv-eiffel"]
+    decoded = [decode(ClaimSet, v) for _, v in claimsets]
+    assert [d.claimset_id for d in decoded] == [derive_id("claimset", "conv-eiffel", t) for t in ("T1", "T3")]
+    # The user's question reached the segmenter as context.
+    assert any("Where is the Eiffel Tower?" in line.text for line in decoded[0].context)
+
+
+async def test_replaying_twice_raises_no_second_alert(broker, collector, workers) -> None:
+    settings, c = collector
+    worker = workers(settings)
+    bootstrap = bootstrap_servers(broker.url)
+    conversation = turns("conv-amazon", (Role.USER, "Where does the Amazon end?"),
+                         (Role.ASSISTANT, "The Amazon River flows into the Pacific Ocean."))
+    first = await publish(conversation, bootstrap, settings)
+    assert await wait_for(c, first, WAIT, alive=lambda: worker.poll() is None)
+    verdicts_before = c.collected.deliveries[derive_id("verdict", "conv-amazon", "T1")]
+    second = await publish(conversation, bootstrap, settings)
+    # Wait until the replayed turn produced its verdict again, then for its justify step to pass.
+    deadline = time.monotonic() + WAIT
+    while c.collected.deliveries[derive_id("verdict", "conv-amazon", "T1")] == verdicts_before:
+        assert time.monotonic() < deadline and worker.poll() is None
+        await c.poll()
+    await asyncio.sleep(20)
+    await c.poll()
+    assert len(second) == 2
+    for record_id in (derive_id("alert", "conv-amazon", "T1"), derive_id("correction", "conv-amazon", "T1")):
+        assert c.collected.deliveries[record_id] <= 1, f"{record_id} delivered twice"
+
+
+async def test_bad_turns_go_to_dlq_and_the_stream_goes_on(broker, collector, workers) -> None:
+    from aiokafka import AIOKafkaProducer
+
+    settings, c = collector
+    worker = workers(settings)
+    bootstrap = bootstrap_servers(broker.url)
+    bad = {
+        "malformed": b"{this is not json",
+        "schema": orjson.dumps({"conversation_id": "conv-bad", "turn_id": "x1", "text": "no role here"}),
+        "oversized": orjson.dumps({"conversation_id": "conv-bad", "turn_id": "x2", "role": "assistant", "text": "A" * 25_000}),
+        "role": orjson.dumps({"conversation_id": "conv-bad", "turn_id": "x3", "role": "bot", "text": "Hi."}),
+    }
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    try:
+        for value in bad.values():
+            await producer.send_and_wait(topic_name(settings, "turns"), key=b"conv-bad", value=value)
+    finally:
+        await producer.stop()
+    good = await publish(turns("conv-bad", (Role.ASSISTANT, "Alexander Fleming discovered penicillin in 1928.")),
+                         bootstrap, settings)
+    assert await wait_for(c, good, WAIT, alive=lambda: worker.poll() is None)
+    assert derive_id("verdict", "conv-bad", "T0") in c.collected.verdicts
+
+    letters = sorted(c.collected.dead_letters.values(), key=lambda d: d.offset)
+    assert len(letters) == 4
+    reasons = [d.reason for d in letters]
+    assert "NotJSONError" in reasons[0]
+    assert "role" in reasons[1] and "required" in reasons[1]
+    assert "text" in reasons[2]
+    assert "'bot' is not one of" in reasons[3]
+    for letter, original in zip(letters, bad.values()):
+        assert isinstance(letter, DeadLetter)
+        assert letter.source_topic == topic_name(settings, "turns") and letter.key == "conv-bad"
+        assert letter.stage == "segment" and letter.offset >= 0
+        assert base64.b64decode(letter.original_base64) == original
+
+
+async def test_killed_worker_loses_no_turn(broker, collector, workers) -> None:
+    settings, c = collector
+    first = workers(settings)
+    bootstrap = bootstrap_servers(broker.url)
+    texts = [
+        "The Eiffel Tower is in Berlin.",
+        "Mount Everest is 8,849 metres tall.",
+        "At sea level water boils at 90 degrees Celsius.",
+        "The Berlin Wall fell in 1989.",
+        "The Amazon River flows into the Pacific Ocean.",
+        "Alexander Fleming discovered penicillin in 1928.",
+    ]
+    logged = [
+        LoggedTurn(Turn(conversation_id=f"conv-kill-{i % 3}", turn_id=f"K{i}", role=Role.ASSISTANT, text=text), None)
+        for i, text in enumerate(texts)
+    ]
+    sent = await publish(logged, bootstrap, settings)
+    expected = expected_verdict_ids(sent)
+
+    deadline = time.monotonic() + WAIT
+    while not c.collected.verdicts and time.monotonic() < deadline:
+        await c.poll()
+    assert c.collected.verdicts, "the first worker produced nothing before the kill"
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    done_before_kill = len(set(expected) & set(c.collected.verdicts))
+
+    second = workers(settings)
+    assert await wait_for(c, sent, WAIT, alive=lambda: second.poll() is None), "turns went missing after the kill"
+    assert done_before_kill < len(expected), "the kill came too late to test anything"
+    for vid, turn in expected.items():
+        assert vid in c.collected.verdicts, f"{turn.turn_id} has no verdict"
+        alerts = {a for a in c.collected.alerts.values() if (a.conversation_id, a.turn_id) == (turn.conversation_id, turn.turn_id)}
+        assert len(alerts) <= 1
