@@ -7,9 +7,9 @@ Design, in the order a caller meets it:
   blocks and concurrent callers are served first come, first served.
 * Each prompt is a :class:`Prompt`: a *family* (one llama.cpp context per
   family), a static part (instructions and few-shot examples) and a variable
-  part. llama-cpp-python reuses the longest token prefix already in a
-  context's KV cache, so keeping one context per family means the static part
-  is evaluated once and every later call pays only for its variable part.
+  part. Each family keeps its static part in its context's KV cache, so the
+  static part is evaluated once and every later call pays only for its
+  variable part.
 * Output is constrained by a llama.cpp grammar generated from the JSON Schema
   of the expected output record, so even a tiny base model returns parseable
   JSON. A response that still fails to parse or validate is retried once, then
@@ -171,6 +171,7 @@ class LlamaBackend:
         self._contexts: dict[str, Any] = {}
         self._grammars: dict[str, Any] = {}
         self._buffers: dict[int, Any] = {}
+        self._static: dict[tuple[str, str], list[int]] = {}
         self._labels: dict[Label, tuple[int, ...]] | None = None
         import numpy as np
 
@@ -209,18 +210,28 @@ class LlamaBackend:
         import numpy as np
 
         llm = self._context(prompt.family)
-        tokens = llm.tokenize(prompt.text.encode("utf-8"), add_bos=True, special=False)
+        static = self._static_tokens(llm, prompt)
+        variable = llm.tokenize(prompt.variable.encode("utf-8"), add_bos=False, special=False) or [llm.token_eos()]
+        tokens = static + variable
         budget = self._config.n_ctx - max_tokens
         if len(tokens) > budget:
             raise ModelOutputError(
                 f"the {prompt.family} prompt is {len(tokens)} tokens but the context holds {budget}"
                 f" after {max_tokens} for the answer: raise HALLUWATCH_N_CTX (--n-ctx) or shorten the input"
             )
-        # Prefix reuse: keep the KV cache of the longest common token prefix, evaluate the rest.
-        reused = _common_prefix(llm.input_ids[: llm.n_tokens].tolist(), tokens) if self._config.prefix_reuse else 0
-        llm.n_tokens = reused  # eval() drops the cache beyond n_tokens before it decodes
+        # The static part and the variable part are always evaluated as two separate batches, so every
+        # call computes its variable part the same way whether the prefix was cached or not: the same
+        # input then gives the same logits, bit for bit. With reuse on, the static part is kept.
         started = time.perf_counter()
-        llm.eval(tokens[reused:])
+        cached = llm.n_tokens >= len(static) and llm.input_ids[: len(static)].tolist() == static
+        if self._config.prefix_reuse and cached:
+            reused = len(static)
+        else:
+            llm.n_tokens = 0  # eval() drops the cache beyond n_tokens before it decodes
+            llm.eval(static)
+            reused = 0
+        llm.n_tokens = len(static)
+        llm.eval(variable)
         prompt_seconds = time.perf_counter() - started
 
         vocab = llm._model.vocab
@@ -293,6 +304,12 @@ class LlamaBackend:
         p = np.exp(z - z.max())
         return int(self._rng.choice(len(p), p=p / p.sum()))
 
+    def _static_tokens(self, llm: Any, prompt: Prompt) -> list[int]:
+        key = (prompt.family, prompt.static)
+        if key not in self._static:
+            self._static[key] = llm.tokenize(prompt.static.encode("utf-8"), add_bos=True, special=False)
+        return self._static[key]
+
     def _candidates(self, n: int) -> Any:
         import numpy as np
 
@@ -328,16 +345,6 @@ def _is_json(text: bytes) -> bool:
     except orjson.JSONDecodeError:
         return False
     return True
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    # llama-cpp-python always re-evaluates at least the last prompt token.
-    return min(n, len(b) - 1)
 
 
 def label_token_sets(tokenize: Any, detokenize: Any) -> dict[Label, tuple[int, ...]]:

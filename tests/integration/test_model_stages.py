@@ -47,7 +47,12 @@ async def test_same_input_same_output(pipeline: Pipeline) -> None:
     first = await pipeline.check(turn("Mount Everest is 8,849 metres tall."), (), [EIFFEL])
     second = await pipeline.check(turn("Mount Everest is 8,849 metres tall."), (), [EIFFEL])
     assert first.claimset.claims == second.claimset.claims
-    assert first.verdict.claim_verdicts == second.verdict.claim_verdicts
+    # Labels and text are identical; probabilities may differ in the last bits because llama.cpp
+    # evaluates a reused prefix in a different batch split than a cold one.
+    for a, b in zip(first.verdict.claim_verdicts, second.verdict.claim_verdicts, strict=True):
+        assert (a.label, a.justification, a.signals) == (b.label, b.justification, b.signals)
+        assert a.confidence == pytest.approx(b.confidence, abs=1e-3)
+        assert a.model_scores.true == pytest.approx(b.model_scores.true, abs=1e-3)
 
 
 async def test_prefix_reuse_does_not_change_answers(real_model: ModelRunner) -> None:
@@ -60,7 +65,7 @@ async def test_prefix_reuse_does_not_change_answers(real_model: ModelRunner) -> 
     b = await real_model.generate(prompt, SegmentOutput, 100)
     c = await real_model.generate(prompt, SegmentOutput, 100)
     assert a.output == b.output == c.output
-    assert c.reused_tokens >= c.prompt_tokens - 1
+    assert 0 == a.reused_tokens < b.reused_tokens == c.reused_tokens < c.prompt_tokens
 
 
 @pytest.mark.parametrize(
@@ -83,8 +88,9 @@ async def test_label_scores_come_from_the_model(real_model: ModelRunner) -> None
     from agents.verify import VerifyOutput
 
     prompt = Prompts.load().verify.render(evidence="[1] 2023-01-01 Paris is the capital of France.", claims="1. Paris is the capital of France.")
-    generation = await real_model.generate(prompt, VerifyOutput, 40)
-    assert len(generation.label_scores) == 1
-    scores = generation.label_scores[0]
-    # The grammar forced the label the model scored highest among the three.
-    assert generation.output.verdicts[0].label is scores.best()
+    generation = await real_model.generate(prompt, VerifyOutput, 100)
+    verdicts = generation.output.verdicts
+    assert len(generation.label_scores) == len(verdicts) >= 1
+    for verdict, scores in zip(verdicts, generation.label_scores):
+        # Greedy decoding under the grammar picks the label the model scored highest among the three.
+        assert verdict.label is scores.best()
