@@ -19,6 +19,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         (["check", "Paris is in France.", "--evidence", "/nonexistent/evidence.jsonl"], "cannot read"),
         (["check", "Paris is in France.", "--date", "yesterday"], "YYYY-MM-DD"),
         (["eval", "diahalu", "/nonexistent.jsonl", "--fit-calibration", "x.json"], "averitec"),
+        (["replay", "/nonexistent.jsonl"], "needs a broker"),
     ],
 )
 def test_one_line_error(args: list[str], fragment: str) -> None:

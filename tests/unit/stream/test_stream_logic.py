@@ -1,0 +1,93 @@
+import base64
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+
+from agents.errors import InputError
+from schemas import Label, SchemaViolation
+from stream.app import bootstrap_servers
+from stream.replay import read_replay
+from stream.stages import dead_letter, make_alert, severity_of
+
+from tests.unit.records import claim_verdict, sample_correction, sample_turn_verdict
+
+
+@dataclass
+class FakeMessage:
+    topic: str = "halluwatch.turns"
+    partition: int = 1
+    offset: int = 42
+    key: bytes = b"conv-1"
+
+
+@dataclass
+class FakeEvent:
+    value: bytes
+    message: FakeMessage
+
+
+def test_dead_letter_keeps_the_original_and_where_it_came_from() -> None:
+    letter = dead_letter(FakeEvent(b"\x00garbage", FakeMessage()), "segment", SchemaViolation("Turn invalid at role"))
+    assert base64.b64decode(letter.original_base64) == b"\x00garbage"
+    assert (letter.source_topic, letter.partition, letter.offset, letter.key) == ("halluwatch.turns", 1, 42, "conv-1")
+    assert letter.reason == "SchemaViolation: Turn invalid at role" and letter.stage == "segment"
+    assert letter.dead_letter_id == dead_letter(FakeEvent(b"other", FakeMessage()), "x", ValueError()).dead_letter_id
+
+
+def test_huge_original_is_cut_so_the_dead_letter_can_be_sent() -> None:
+    letter = dead_letter(FakeEvent(b"x" * 2_000_000, FakeMessage()), "segment", ValueError("too big"))
+    assert len(base64.b64decode(letter.original_base64)) == 400_000
+    assert "cut to" in letter.reason
+
+
+def test_alert_lists_false_claims_with_sources_and_latency() -> None:
+    verdict = sample_turn_verdict()
+    verdict = replace(verdict, evidence=replace(verdict.evidence, claimset=replace(verdict.evidence.claimset, turn_timestamp=100.0)))
+    alert = make_alert(verdict, sample_correction(), now=103.5)
+    assert alert.latency_seconds == pytest.approx(3.5)
+    assert [c.claim_text for c in alert.false_claims] == ["The tower is in Berlin."]
+    assert alert.sources[0].published_at == "2023-05-01"
+    assert alert.alert_id == make_alert(verdict, sample_correction(), now=999).alert_id
+
+
+def test_severity_follows_the_confidence_of_the_false_claims() -> None:
+    verdict = sample_turn_verdict()
+    low = replace(verdict, claim_verdicts=(replace(claim_verdict(0, "x", Label.FALSE), confidence=0.4),))
+    assert severity_of(verdict).value == "high" and severity_of(low).value == "low"
+
+
+def test_replay_reads_all_three_layouts(tmp_path: Path) -> None:
+    f = tmp_path / "log.jsonl"
+    f.write_text(
+        '{"conversation_id": "a", "turn_id": "1", "role": "user", "text": "Hi", "timestamp": 5}\n'
+        '{"conversation_id": "b", "turns": [{"role": "user", "text": "Q"}, {"role": "assistant", "text": "A"}]}\n'
+        '{"id": "d1", "label": "hallucination", "turns": [{"speaker": "B1", "role": "assistant", "text": "X"}]}\n'
+    )
+    replay = read_replay(f)
+    assert [(t.turn.conversation_id, t.turn.turn_id) for t in replay.turns] == [("a", "1"), ("b", "0"), ("b", "1"), ("d1", "B1")]
+    assert replay.turns[0].logged_at == 5.0 and replay.labels == {"d1": True}
+
+
+def test_replay_names_the_bad_line(tmp_path: Path) -> None:
+    f = tmp_path / "log.jsonl"
+    f.write_text('{"conversation_id": "a", "role": "robot", "text": "x"}\n')
+    with pytest.raises(InputError, match="log.jsonl:1"):
+        read_replay(f)
+
+
+def test_bootstrap_servers() -> None:
+    assert bootstrap_servers("kafka://a:9092;kafka://b:9093") == "a:9092,b:9093"
+
+
+def test_taken_port_is_reported_with_the_fix() -> None:
+    import socket
+
+    from stream.broker import EmbeddedBroker
+    from stream.errors import BrokerError
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        with pytest.raises(BrokerError, match="already taken"):
+            EmbeddedBroker(port=s.getsockname()[1]).start()
