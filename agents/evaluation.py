@@ -27,9 +27,9 @@ from agents.errors import ModelError
 from agents.evidence import assemble_evidence
 from agents.justify import justify
 from agents.pipeline import Pipeline
-from agents.segment import segment
+from agents.segment import claimset_for, segment
 from agents.verify import ModelVerdict, claim_signals, decide, features, judge
-from schemas import Claim, ClaimSet, ContextLine, Evidence, Label, LabelScores, Passage, Role, StageTiming, Turn, derive_id
+from schemas import ClaimSet, ContextLine, Evidence, Label, LabelScores, Passage, Role, StageTiming, Turn
 
 Judged = list[tuple[ModelVerdict, LabelScores]]
 
@@ -134,18 +134,7 @@ class Progress:
 
 def whole_claim_set(turn: Turn, context: Sequence[ContextLine] = ()) -> ClaimSet:
     """The turn as one unsegmented claim: what the model-alone baseline judges."""
-    return ClaimSet(
-        claimset_id=derive_id("claimset-whole", turn.conversation_id, turn.turn_id),
-        conversation_id=turn.conversation_id,
-        turn_id=turn.turn_id,
-        bot=turn.bot,
-        turn_text=turn.text,
-        turn_timestamp=turn.timestamp,
-        claim_date=turn.claim_date,
-        context=tuple(context[-4:]),
-        claims=(Claim(claim_id=derive_id("claim-whole", turn.conversation_id, turn.turn_id), index=0, text=turn.text[:1000]),),
-        skipped=(),
-    )
+    return claimset_for(turn, context, [turn.text], id_suffix="-whole")
 
 
 async def _check_turn(

@@ -40,15 +40,16 @@ def parse_date(value: Any) -> str | None:
     if value in (None, "", "unknown"):
         return None
     text = str(value).strip()
-    for fmt in ("%Y-%m-%d", "%d-%m-%Y", "%Y/%m/%d", "%d/%m/%Y", "%Y-%m-%dT%H:%M:%S", "%Y"):
-        try:
-            return dt.datetime.strptime(text[: len(dt.datetime.now().strftime(fmt))], fmt).date().isoformat()
-        except ValueError:
-            continue
     try:
         return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).date().isoformat()
     except ValueError:
-        return None
+        pass
+    for fmt in ("%d-%m-%Y", "%Y/%m/%d", "%d/%m/%Y", "%Y"):
+        try:
+            return dt.datetime.strptime(text, fmt).date().isoformat()
+        except ValueError:
+            continue
+    return None
 
 
 def passage_from_row(row: Mapping[str, Any], retriever: str, retrieved_at: str, where: str) -> Passage:

@@ -19,7 +19,7 @@ from agents.llm import ModelRunner
 from agents.prompting import PromptTemplate
 from agents.text import content_words, coverage, sentences, truncate
 from agents.timing import StageClock
-from schemas import Claim, ClaimSet, ContextLine, SkippedSpan, SkipReason, Turn, derive_id
+from schemas import Claim, ClaimSet, ContextLine, SkippedSpan, SkipReason, StageTiming, Turn, derive_id
 from schemas.records import MAX_CLAIMS
 
 _GREETING = re.compile(
@@ -129,12 +129,28 @@ async def segment(
         if coverage(content_words(sentence), covered) < 0.5:
             claim_texts.append(sentence)
 
+    return claimset_for(turn, context, claim_texts, skipped, (clock.stop(),))
+
+
+def claimset_for(
+    turn: Turn,
+    context: Sequence[ContextLine],
+    claim_texts: Sequence[str],
+    skipped: Sequence[SkippedSpan] = (),
+    timings: tuple[StageTiming, ...] = (),
+    id_suffix: str = "",
+) -> ClaimSet:
+    """The claim set of a turn, with ids derived from (conversation, turn, claim index)."""
     claims = tuple(
-        Claim(claim_id=derive_id("claim", turn.conversation_id, turn.turn_id, i), index=i, text=truncate(t, 1000))
+        Claim(
+            claim_id=derive_id(f"claim{id_suffix}", turn.conversation_id, turn.turn_id, i),
+            index=i,
+            text=truncate(t, 1000),
+        )
         for i, t in enumerate(claim_texts[:MAX_CLAIMS])
     )
     return ClaimSet(
-        claimset_id=derive_id("claimset", turn.conversation_id, turn.turn_id),
+        claimset_id=derive_id(f"claimset{id_suffix}", turn.conversation_id, turn.turn_id),
         conversation_id=turn.conversation_id,
         turn_id=turn.turn_id,
         bot=turn.bot,
@@ -144,5 +160,5 @@ async def segment(
         context=tuple(context[-CONTEXT_TURNS:]),
         claims=claims,
         skipped=tuple(skipped[:64]),
-        timings=(clock.stop(),),
+        timings=timings,
     )

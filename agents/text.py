@@ -8,8 +8,6 @@ from collections.abc import Iterable
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-# Capitalized words that are names, not just the start of a sentence.
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z\-]+")
 
 STOPWORDS = frozenset(
     """a an the and or but if then of to in on at by for with from as is are was were be been being it its
