@@ -241,16 +241,18 @@ async def wait_for(
             if vid not in collector.collected.verdicts and (t.conversation_id, t.turn_id) not in done_dead
         ]
         if not pending:
-            # Corrections and alerts follow their verdict through one more stage: give them a moment.
-            await _drain_followers(collector, on_record)
+            # Corrections and alerts follow their verdict through one more stage: wait for them too,
+            # within the same deadline.
+            await _drain_followers(collector, on_record, deadline, alive)
             return True
     return False
 
 
-async def _drain_followers(collector: Collector, on_record: Callable[[object], None] | None) -> None:
+async def _drain_followers(
+    collector: Collector, on_record: Callable[[object], None] | None, deadline: float, alive: Callable[[], bool]
+) -> None:
     c = collector.collected
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and alive():
         waiting = [
             v for v in c.verdicts.values()
             if v.label is not Label.TRUE and derive_id("correction", v.evidence.claimset.conversation_id, v.evidence.claimset.turn_id) not in c.corrections
@@ -258,6 +260,30 @@ async def _drain_followers(collector: Collector, on_record: Callable[[object], N
         if not waiting:
             return
         await collector.poll(on_record)
+
+
+async def replay_and_collect(
+    turns: Sequence[LoggedTurn],
+    bootstrap: str,
+    settings: Settings,
+    timeout: float,
+    pace: str = "fast",
+    on_published: Callable[[list[Turn]], None] | None = None,
+    on_record: Callable[[object], None] | None = None,
+    alive: Callable[[], bool] = lambda: True,
+) -> tuple[list[Turn], Collected, bool]:
+    """Publish ``turns`` and collect their results: (turns sent, what came back, finished in time)."""
+    await ensure_topics(bootstrap, settings)
+    collector = Collector(bootstrap, settings)
+    await collector.start()  # before publishing, so no result is missed
+    try:
+        sent = await publish(turns, bootstrap, settings, pace)
+        if on_published is not None:
+            on_published(sent)
+        finished = await wait_for(collector, sent, timeout, on_record, alive)
+    finally:
+        await collector.stop()
+    return sent, collector.collected, finished
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from schemas import Alert, Correction, DeadLetter
 from stream.app import bootstrap_servers
 from stream.broker import EmbeddedBroker
 from stream.errors import ReplayError
-from stream.replay import Collector, ensure_topics, format_summary, publish, read_replay, summarize, wait_for
+from stream.replay import format_summary, read_replay, replay_and_collect, summarize
 from stream.settings import Settings
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -62,27 +62,26 @@ async def run_demo(args: argparse.Namespace, settings: Settings) -> int:
         settings = settings.override(broker_url=broker.url)
         print(f"embedded broker at {broker.url}; starting a worker (model loads in a few seconds)", flush=True)
         worker = subprocess.Popen(worker_command(args, broker.url), env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        bootstrap = bootstrap_servers(broker.url)
-        collector = Collector(bootstrap, settings)
         try:
-            await ensure_topics(bootstrap, settings)
-            await collector.start()
-            sent = await publish(replay.turns, bootstrap, settings)
-            print(f"replaying {len(sent)} turns from {len(replay.labels) or 4} bundled conversations", flush=True)
-            finished = await wait_for(
-                collector, sent, args.timeout, on_record=print_record, alive=lambda: worker.poll() is None
+            sent, collected, finished = await replay_and_collect(
+                replay.turns,
+                bootstrap_servers(broker.url),
+                settings,
+                args.timeout,
+                on_published=lambda sent: print(f"replaying {len(sent)} turns from the bundled conversations", flush=True),
+                on_record=print_record,
+                alive=lambda: worker.poll() is None,
             )
             if worker.poll() is not None:
                 raise ReplayError(f"the demo's worker exited with code {worker.returncode}: see its message above")
         finally:
-            await collector.stop()
             worker.terminate()
             try:
                 worker.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 worker.kill()
     print("\nsummary")
-    print(format_summary(summarize(sent, collector.collected, replay.labels)))
+    print(format_summary(summarize(sent, collected, replay.labels)))
     if not finished:
         raise ReplayError(f"the demo did not finish within {args.timeout:.0f}s: raise --timeout on a slow machine")
     return 0

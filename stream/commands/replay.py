@@ -8,7 +8,16 @@ import orjson
 
 from stream.app import bootstrap_servers
 from stream.errors import ReplayError
-from stream.replay import Collector, ensure_topics, format_summary, publish, read_replay, report_rows, summarize, wait_for
+from schemas import Turn
+from stream.replay import (
+    ensure_topics,
+    format_summary,
+    publish,
+    read_replay,
+    replay_and_collect,
+    report_rows,
+    summarize,
+)
 from stream.settings import Settings
 
 
@@ -22,23 +31,21 @@ async def run_replay(args: argparse.Namespace, settings: Settings) -> int:
         raise ReplayError("--out writes the collected results: add --wait")
     replay = read_replay(args.file)
     bootstrap = bootstrap_servers(settings.broker_url)
-    await ensure_topics(bootstrap, settings)
-    collector = Collector(bootstrap, settings) if args.wait else None
-    if collector:
-        await collector.start()
-    try:
-        sent = await publish(replay.turns, bootstrap, settings, args.pace)
+
+    def published(sent: list[Turn]) -> None:
         print(f"published {len(sent)} turns to {settings.topic_prefix}turns", flush=True)
-        if collector is None:
-            return 0
-        finished = await wait_for(collector, sent, args.timeout)
-    finally:
-        if collector:
-            await collector.stop()
-    summary = summarize(sent, collector.collected, replay.labels)
+
+    if not args.wait:
+        await ensure_topics(bootstrap, settings)
+        published(await publish(replay.turns, bootstrap, settings, args.pace))
+        return 0
+    sent, collected, finished = await replay_and_collect(
+        replay.turns, bootstrap, settings, args.timeout, args.pace, on_published=published
+    )
+    summary = summarize(sent, collected, replay.labels)
     print(format_summary(summary))
     if args.out:
-        args.out.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in report_rows(sent, collector.collected)))
+        args.out.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in report_rows(sent, collected)))
         print(f"wrote {args.out}")
     if not finished:
         raise ReplayError(
