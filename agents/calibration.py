@@ -35,6 +35,9 @@ FEATURE_NAMES: tuple[str, ...] = (
     "negation_mismatch",
     "no_evidence",
     "log_passage_count",
+    "evidence_mean_logprob",
+    "evidence_min_logprob",
+    "evidence_contradiction",
 )
 LABELS: tuple[Label, ...] = tuple(Label)
 DEFAULT_PATH = Path(__file__).parent / "verify_calibration.json"

@@ -19,19 +19,32 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import orjson
 
 from agents.calibration import VerifyCalibration, fit
 from agents.datasets import ClaimCase, DialogueCase
-from agents.errors import ModelError
+from agents.errors import InputError, ModelError
 from agents.evidence import assemble_evidence
 from agents.justify import justify
 from agents.pipeline import Pipeline
 from agents.segment import claimset_for, segment
-from agents.verify import ModelVerdict, claim_signals, decide, features, judge
-from schemas import ClaimSet, ContextLine, Evidence, Label, LabelScores, Passage, Role, StageTiming, Turn
+from agents.selective import SelectiveFit, SelectiveRow, SelectiveSummary, selective_features, summarize_selective
+from agents.sufficiency import assess_sufficiency
+from agents.verify import Judgement, claim_signals, decide, features, judge
+from schemas import RecordError, from_dict
+from schemas import ClaimSet, ClaimSufficiency, ClaimVerdict, ContextLine, Evidence, Label, Passage, Role, StageTiming, Turn
 
-Judged = list[tuple[ModelVerdict, LabelScores]]
+
+@dataclass(frozen=True)
+class JudgedTurn:
+    """Everything the model said about one turn: enough to re-decide it under another calibration."""
+
+    evidence: Evidence
+    judgements: tuple[Judgement, ...]
+    sufficiency: tuple[ClaimSufficiency, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,8 +105,8 @@ class CaseResult:
     claims: int = 0
     fingract: list[int] = field(default_factory=list)
     # Kept to re-decide labels under another calibration without running the model again.
-    judged: list[tuple[Evidence, Judged]] = field(default_factory=list)
-    whole_features: list[tuple[tuple[float, ...], str]] = field(default_factory=list)
+    judged: list[JudgedTurn] = field(default_factory=list)
+    whole: list[JudgedTurn] = field(default_factory=list)  # the unsegmented turn, for the model-alone baseline
 
 
 FAILED = "error"
@@ -149,22 +162,28 @@ async def _check_turn(
     p = pipeline.prompts
     claimset = await segment(turn, context, pipeline.model, p.segment)
     evidence = assemble_evidence(claimset, passages)
-    judged, clock = await judge(evidence, pipeline.model, p.verify, p.verify_closed_book)
-    verdict = decide(evidence, judged, pipeline.calibration, (clock.stop(),))
+    sufficiency, sufficiency_timing = await assess_sufficiency(evidence, pipeline.model, p.verify.sufficiency)
+    judged, clock = await judge(evidence, pipeline.model, p.verify)
+    # No abstention here: accuracy is measured on every row, like the baselines; the selective
+    # metrics are computed from the same judgements by selective_rows.
+    verdict = decide(evidence, judged, pipeline.calibration, sufficiency, None, (clock.stop(),))
     correction = await justify(verdict, pipeline.model, p.justify, pipeline.max_rounds)
-    for timing in claimset.timings + verdict.timings + (correction.timings if correction else ()):
+    for timing in claimset.timings + (sufficiency_timing,) + verdict.timings + (correction.timings if correction else ()):
         run.timings[timing.stage].append(timing)
     result.claims += len(claimset.claims)
-    result.judged.append((evidence, judged))
+    result.judged.append(JudgedTurn(evidence, tuple(judged), sufficiency))
     if correction is not None:
         result.fingract.append(correction.score.total)
 
     whole = assemble_evidence(whole_claim_set(turn, context), passages)
-    whole_judged, whole_clock = await judge(whole, pipeline.model, p.verify, p.verify_closed_book)
-    run.timings["model_alone"].append(whole_clock.stop())
-    raw, scores = whole_judged[0]
-    result.whole_features.append((features(scores, claim_signals(turn.text, passages)), raw.label.value))
-    return verdict.label, raw.label
+    if [c.text for c in claimset.claims] == [whole.claimset.claims[0].text]:
+        # The turn is one atomic claim: the same prompt, so the (deterministic) model's answer is known.
+        whole_judged = judged
+    else:
+        whole_judged, whole_clock = await judge(whole, pipeline.model, p.verify)
+        run.timings["model_alone"].append(whole_clock.stop())
+    result.whole.append(JudgedTurn(whole, tuple(whole_judged)))
+    return verdict.label, whole_judged[0].verdict.label
 
 
 async def evaluate_averitec(cases: Sequence[ClaimCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
@@ -221,12 +240,84 @@ async def evaluate_diahalu(cases: Sequence[DialogueCase], pipeline: Pipeline, sh
     return run
 
 
+def save_judgements(run: EvalRun, path: Path) -> None:
+    """Write what the model said on every row, so calibrations can be refitted without the model."""
+    data = {"dataset": run.dataset, "labels": run.labels, "seconds": run.seconds, "errors": run.errors, "cases": run.cases}
+    path.write_bytes(orjson.dumps(data))
+
+
+def load_judgements(path: Path) -> EvalRun:
+    try:
+        data = orjson.loads(path.read_bytes())
+        run = EvalRun(dataset=data["dataset"], labels=tuple(data["labels"]), seconds=data["seconds"], errors=data["errors"])
+        for c in data["cases"]:
+            run.cases.append(CaseResult(
+                case_id=c["case_id"], position=c["position"], gold=c["gold"], predicted=c["predicted"],
+                model_alone=c["model_alone"], claims=c["claims"], fingract=c["fingract"],
+                judged=[from_dict(JudgedTurn, t) for t in c["judged"]],
+                whole=[from_dict(JudgedTurn, t) for t in c["whole"]],
+            ))
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, RecordError) as exc:
+        raise InputError(f"cannot read judgements {path} ({exc}): write them with `halluwatch eval ... --save-judgements`") from None
+    return run
+
+
+def whole_features(case: CaseResult) -> list[tuple[float, ...]]:
+    """Calibration features of the unsegmented turn(s) of a case."""
+    rows = []
+    for t in case.whole:
+        j = t.judgements[0]
+        rows.append(features(j.scores, claim_signals(t.evidence.claimset.claims[0].text, t.evidence.passages), j.fit))
+    return rows
+
+
+def deciding_verdict(verdicts: Sequence[ClaimVerdict]) -> ClaimVerdict | None:
+    """The claim verdict that decides a row under Algorithm 1: the surest false one, else the surest
+    unverifiable one, else the least sure true one (the weakest link of an all-true answer)."""
+    for label in (Label.FALSE, Label.UNVERIFIABLE):
+        matching = [v for v in verdicts if v.label is label]
+        if matching:
+            return max(matching, key=lambda v: v.confidence)
+    return min(verdicts, key=lambda v: v.confidence, default=None)
+
+
+def selective_rows(run: EvalRun, calibration: VerifyCalibration) -> list[SelectiveRow]:
+    """One row per judged case: the deciding verdict's selective features and whether the case came out right.
+
+    Odd positions are held out, as for the verifier calibration.
+    """
+    rows = []
+    for case in run.cases:
+        if case.predicted == FAILED:
+            continue
+        verdicts = [decide(t.evidence, t.judgements, calibration, t.sufficiency) for t in case.judged]
+        claim_verdicts = [v for verdict in verdicts for v in verdict.claim_verdicts]
+        deciding = deciding_verdict(claim_verdicts)
+        if deciding is None:
+            continue  # nothing was claimed: nothing to abstain on
+        turn = next(t for t, verdict in zip(case.judged, verdicts) if deciding in verdict.claim_verdicts)
+        labels = [verdict.label for verdict in verdicts]
+        if run.dataset == "diahalu":
+            predicted, flagged = dialogue_label(Label.FALSE in labels), Label.FALSE in labels
+            gold_false = case.gold == dialogue_label(True)
+        else:
+            predicted, flagged = labels[0].value, labels[0] is Label.FALSE
+            gold_false = case.gold == Label.FALSE.value
+        check = deciding.sufficiency
+        features = selective_features(
+            check, deciding.confidence, deciding.fit, turn.evidence.passages, turn.evidence.claimset.claim_date,
+            deciding.claim_text,
+        )
+        rows.append(SelectiveRow(features, predicted == case.gold, flagged, gold_false, case.position % 2 == 1))
+    return rows
+
+
 def redecide(run: EvalRun, calibration: VerifyCalibration) -> None:
     """Recompute the pipeline's labels under another calibration, from the recorded judgements."""
     for case in run.cases:
         if case.predicted == FAILED:
             continue
-        labels = [decide(evidence, judged, calibration).label for evidence, judged in case.judged]
+        labels = [decide(t.evidence, t.judgements, calibration, t.sufficiency).label for t in case.judged]
         if run.dataset == "diahalu":
             case.predicted = dialogue_label(Label.FALSE in labels)
         else:
@@ -241,9 +332,8 @@ def fit_calibration(run: EvalRun, source: str) -> VerifyCalibration:
     rows, labels = [], []
     for case in run.cases:
         if case.position % 2 == 0 and case.predicted != FAILED:
-            for feats, _ in case.whole_features:
-                rows.append(feats)
-                labels.append(Label(case.gold))
+            rows.extend(whole_features(case))
+            labels.extend(Label(case.gold) for _ in case.whole)
     return fit(rows, labels, source=source)
 
 
@@ -264,6 +354,8 @@ class Report:
     mean_fingract: float | None
     closed_book: bool
     predictions: list[dict[str, Any]]
+    selective: SelectiveSummary | None = None  # all rows
+    selective_held_out: SelectiveSummary | None = None  # odd rows only
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -274,7 +366,7 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[k]
 
 
-def build_report(run: EvalRun) -> Report:
+def build_report(run: EvalRun, selective: SelectiveFit | None = None, calibration: VerifyCalibration | None = None) -> Report:
     gold = [c.gold for c in run.cases]
     majority_label = Counter(gold).most_common(1)[0][0] if gold else run.labels[0]
     held = [c for c in run.cases if c.position % 2 == 1]
@@ -289,7 +381,10 @@ def build_report(run: EvalRun) -> Report:
         if items
     }
     scores = [s for c in run.cases for s in c.fingract]
+    rows = selective_rows(run, calibration) if selective is not None and calibration is not None else []
     return Report(
+        selective=summarize_selective(rows, selective) if rows and selective else None,
+        selective_held_out=summarize_selective([r for r in rows if r.held_out], selective) if rows and selective else None,
         dataset=run.dataset,
         rows=len(run.cases),
         failed_rows=run.errors,
@@ -311,7 +406,7 @@ def build_report(run: EvalRun) -> Report:
                 "id": c.case_id, "position": c.position, "gold": c.gold, "predicted": c.predicted,
                 "model_alone": c.model_alone, "claims": c.claims,
                 # Features of the unsegmented text, to refit a calibration without running the model.
-                "whole_features": [list(f) for f, _ in c.whole_features],
+                "whole_features": [list(f) for f in whole_features(c)],
             }
             for c in run.cases
         ],
@@ -344,6 +439,13 @@ def format_report(report: Report) -> str:
     lines += ["", f"{'stage':<14}{'calls':>7}{'median s':>10}{'p95 s':>8}{'model s':>9}"]
     for stage, s in report.stage_seconds.items():
         lines.append(f"{stage:<14}{int(s['calls']):>7}{s['median']:>10.3f}{s['p95']:>8.3f}{s['mean_model']:>9.3f}")
+    for name, summary in (("all rows", report.selective), ("held-out rows", report.selective_held_out)):
+        if summary is not None:
+            if name == "all rows":
+                lines += ["", f"selective verdicts (threshold {summary.threshold:.3f}):",
+                          f"{'rows':<16}{'n':>5}{'coverage':>10}{'sel. acc':>10}{'alert P':>9}{'alert R':>9}{'area':>7}{'area w/o suff.':>16}"]
+            lines.append(f"{name:<16}{summary.rows:>5}{summary.coverage:>10.3f}{summary.selective_accuracy:>10.3f}"
+                         f"{summary.alert_precision:>9.3f}{summary.alert_recall:>9.3f}{summary.auc:>7.3f}{summary.auc_without_sufficiency:>16.3f}")
     if report.mean_fingract is not None:
         lines.append(f"\nmean FinGrAct score of corrections: {report.mean_fingract:.2f} / 7")
     lines.append(f"total {report.total_seconds:.0f}s, of which model {report.model_seconds:.0f}s")

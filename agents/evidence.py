@@ -8,7 +8,7 @@ so every consumer sees the same order and the same bounded size.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agents.errors import InputError
@@ -68,4 +68,16 @@ def passage_from_row(row: Mapping[str, Any], retriever: str, retrieved_at: str, 
         retriever=retriever,
         primary=bool(row.get("primary", False)),
         score=float(row.get("score", 0.0) or 0.0),
+    )
+
+
+PASSAGE_CHARS = 600
+
+
+def render_evidence(passages: Sequence[Passage]) -> str:
+    if not passages:
+        return "(none)"
+    return "\n".join(
+        f"[{i}] {p.published_at or 'undated'} {truncate(' '.join(p.text.split()), PASSAGE_CHARS)}"
+        for i, p in enumerate(passages, start=1)
     )

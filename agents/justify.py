@@ -23,7 +23,7 @@ from agents.llm import ModelRunner
 from agents.prompting import PromptTemplate
 from agents.text import content_words, coverage, truncate
 from agents.timing import StageClock
-from agents.verify import PASSAGE_CHARS
+from agents.evidence import PASSAGE_CHARS
 from schemas import (
     Citation,
     ClaimVerdict,

@@ -45,6 +45,7 @@ from schemas.generate import schema_for
 T = TypeVar("T")
 
 GGUF_MAGIC = b"GGUF"
+MAX_SCORED_TOKENS = 64  # a continuation is scored on at most this many tokens
 # The text right before a label value in the generated JSON.
 _LABEL_KEY = re.compile(r'"label"\s*:\s*"$')
 
@@ -68,6 +69,10 @@ class Prompt:
     family: str
     static: str
     variable: str
+    # Substrings of `variable`, in order, whose tokens the runner scores while it reads the prompt
+    # (see TokenScore); `reference` is the text whose tokens count as alternatives there.
+    scored: tuple[str, ...] = ()
+    reference: str = ""
 
     @property
     def text(self) -> str:
@@ -79,24 +84,43 @@ class RawGeneration:
     """What a backend returns for one call."""
 
     text: str
-    label_scores: tuple[LabelScores, ...]
+    # At each "label" position of the output: the probability of each value the schema allows there.
+    label_probs: tuple[dict[str, float], ...]
     prompt_tokens: int
     reused_tokens: int
     generated_tokens: int
     prompt_seconds: float = 0.0  # time spent evaluating the non-reused part of the prompt
+    token_scores: tuple[tuple[TokenScore, ...], ...] = ()  # one tuple per `Prompt.scored` substring
+
+
+@dataclass(frozen=True)
+class TokenScore:
+    """One token of a scored continuation."""
+
+    piece: str
+    logprob: float  # log P(token | prompt and the continuation's earlier tokens)
+    # The best log P at this position among the reference text's tokens that the continuation lacks:
+    # how strongly the reference suggests something else here (-inf when there is no such token).
+    best_alternative: float
 
 
 @dataclass(frozen=True)
 class Generation(Generic[T]):
     output: T
     text: str
-    label_scores: tuple[LabelScores, ...]
+    label_probs: tuple[dict[str, float], ...]
     prompt_tokens: int
     reused_tokens: int
     generated_tokens: int
     prompt_seconds: float
     seconds: float  # time in the model (both attempts), not counting the wait for the model thread
     attempts: int
+    token_scores: tuple[tuple[TokenScore, ...], ...] = ()
+
+    @property
+    def label_scores(self) -> tuple[LabelScores, ...]:
+        """``label_probs`` as verdict scores, for outputs whose labels are true / false / unverifiable."""
+        return tuple(LabelScores(**{label.value: p.get(label.value, 0.0) for label in Label}) for p in self.label_probs)
 
 
 class Backend(Protocol):
@@ -172,7 +196,7 @@ class LlamaBackend:
         self._grammars: dict[str, Any] = {}
         self._buffers: dict[int, Any] = {}
         self._static: dict[tuple[str, str], list[int]] = {}
-        self._labels: dict[Label, tuple[int, ...]] | None = None
+        self._labels: dict[tuple[str, ...], dict[str, tuple[int, ...]]] = {}
         import numpy as np
 
         self._rng = np.random.default_rng(config.seed)
@@ -205,19 +229,18 @@ class LlamaBackend:
             self._grammars[key] = LlamaGrammar.from_string(gbnf, verbose=False)
         return self._grammars[key]
 
-    def complete(self, prompt: Prompt, schema: dict[str, Any], max_tokens: int) -> RawGeneration:
-        import llama_cpp
-        import numpy as np
-
-        llm = self._context(prompt.family)
+    def _evaluate_prompt(
+        self, llm: Any, prompt: Prompt, reserve: int
+    ) -> tuple[list[int], int, float, tuple[tuple[TokenScore, ...], ...]]:
+        """Evaluate the prompt into ``llm``'s KV cache: (tokens, reused tokens, seconds, token scores)."""
         static = self._static_tokens(llm, prompt)
-        variable = llm.tokenize(prompt.variable.encode("utf-8"), add_bos=False, special=False) or [llm.token_eos()]
+        variable, spans = _tokenize_marked(llm, prompt.variable, prompt.scored)
         tokens = static + variable
-        budget = self._config.n_ctx - max_tokens
+        budget = self._config.n_ctx - reserve
         if len(tokens) > budget:
             raise ModelOutputError(
                 f"the {prompt.family} prompt is {len(tokens)} tokens but the context holds {budget}"
-                f" after {max_tokens} for the answer: raise HALLUWATCH_N_CTX (--n-ctx) or shorten the input"
+                f" after {reserve} for the answer: raise HALLUWATCH_N_CTX (--n-ctx) or shorten the input"
             )
         # The static part and the variable part are always evaluated as two separate batches, so every
         # call computes its variable part the same way whether the prefix was cached or not: the same
@@ -231,19 +254,71 @@ class LlamaBackend:
             llm.eval(static)
             reused = 0
         llm.n_tokens = len(static)
-        llm.eval(variable)
-        prompt_seconds = time.perf_counter() - started
+        # Logits are kept only where a scored token is predicted (the position before it) and at the end.
+        wanted = {len(static) + i - 1 for start, end in spans for i in range(start, end)}
+        logprob_rows = self._eval_keeping(llm, variable, wanted)
+        scores = tuple(
+            self._token_scores(llm, variable[start:end], [logprob_rows[len(static) + i - 1] for i in range(start, end)], prompt.reference)
+            for start, end in spans
+        )
+        return tokens, reused, time.perf_counter() - started, scores
 
+    def _eval_keeping(self, llm: Any, tokens: list[int], wanted: set[int]) -> dict[int, Any]:
+        """Like ``Llama.eval``, but returns the log-probability rows at the ``wanted`` positions."""
+        import numpy as np
+
+        llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
+        n_vocab = llm.n_vocab()
+        rows: dict[int, Any] = {}
+        for i in range(0, len(tokens), llm.n_batch):
+            batch = tokens[i : i + llm.n_batch]
+            n_past = llm.n_tokens
+            llm._batch.set_batch(batch=batch, n_past=n_past, logits_all=False)
+            keep = [j for j in range(len(batch)) if n_past + j in wanted]
+            for j in keep:
+                llm._batch.batch.logits[j] = True
+            llm._ctx.decode(llm._batch)
+            for j in keep:
+                logits = np.ctypeslib.as_array(llama_logits_ith(llm, j), shape=(n_vocab,)).astype(np.float32)
+                top = logits.max()
+                rows[n_past + j] = logits - (top + np.log(np.exp(logits - top).sum()))
+            llm.input_ids[n_past : n_past + len(batch)] = batch
+            llm.n_tokens += len(batch)
+        return rows
+
+    def _token_scores(self, llm: Any, ids: list[int], rows: list[Any], reference: str) -> tuple[TokenScore, ...]:
+        import numpy as np
+
+        others = np.array(sorted(set(self._tokens_of(llm, reference)) - set(ids)), dtype=np.int64)
+        return tuple(
+            TokenScore(
+                piece=llm.detokenize([t]).decode("utf-8", "replace"),
+                logprob=float(row[t]),
+                best_alternative=float(row[others].max()) if len(others) else float("-inf"),
+            )
+            for t, row in zip(ids, rows)
+        )
+
+    def _tokens_of(self, llm: Any, text: str) -> list[int]:
+        return llm.tokenize(text.encode("utf-8"), add_bos=False, special=False) if text else []
+
+    def complete(self, prompt: Prompt, schema: dict[str, Any], max_tokens: int) -> RawGeneration:
+        import llama_cpp
+        import numpy as np
+
+        llm = self._context(prompt.family)
+        tokens, reused, prompt_seconds, token_scores = self._evaluate_prompt(llm, prompt, max_tokens)
         vocab = llm._model.vocab
         grammar = self._grammar(schema)
         sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar._grammar.encode(), grammar._root.encode())
-        observer = _LabelObserver(self._label_sets(llm))
+        observer = _LabelObserver(self._label_sets(llm, label_values(schema)))
         n_vocab = llm.n_vocab()
         generated: list[int] = []
         text = b""
         try:
             for _ in range(max_tokens):
-                logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(n_vocab,))
+                # The last output row: the prompt's final batch may have kept logits at scored positions too.
+                logits = np.ctypeslib.as_array(llama_logits_ith(llm, -1), shape=(n_vocab,))
                 observer.observe(text, logits)
                 token = self._pick(sampler, logits)
                 if llama_cpp.llama_vocab_is_eog(vocab, token):
@@ -258,11 +333,12 @@ class LlamaBackend:
             llama_cpp.llama_sampler_free(sampler)
         return RawGeneration(
             text=text.decode("utf-8", "replace"),
-            label_scores=tuple(observer.scores),
+            label_probs=tuple(observer.scores),
             prompt_tokens=len(tokens),
             reused_tokens=reused,
             generated_tokens=len(generated),
             prompt_seconds=prompt_seconds,
+            token_scores=token_scores,
         )
 
     def _pick(self, sampler: Any, logits: Any) -> int:
@@ -317,10 +393,10 @@ class LlamaBackend:
             self._buffers[n] = np.zeros(n, dtype=_TOKEN_DATA)
         return self._buffers[n]
 
-    def _label_sets(self, llm: Any) -> dict[Label, tuple[int, ...]]:
-        if self._labels is None:
-            self._labels = label_token_sets(llm.tokenize, llm.detokenize)
-        return self._labels
+    def _label_sets(self, llm: Any, values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+        if values not in self._labels:
+            self._labels[values] = label_token_sets(llm.tokenize, llm.detokenize, values)
+        return self._labels[values]
 
     def close(self) -> None:
         for llm in self._contexts.values():
@@ -339,6 +415,45 @@ def _token_array(buffer: Any) -> Any:
     )
 
 
+def llama_logits_ith(llm: Any, i: int) -> Any:
+    import llama_cpp
+
+    return llama_cpp.llama_get_logits_ith(llm._ctx.ctx, i)
+
+
+def _tokenize_marked(llm: Any, text: str, marked: tuple[str, ...]) -> tuple[list[int], list[tuple[int, int]]]:
+    """Tokens of ``text`` and the token span of each marked substring (at most MAX_SCORED_TOKENS each).
+
+    The marked substrings are found from the end backwards (they follow the evidence, which
+    may quote them). Each piece is tokenized on its own so the spans are exact; the pieces
+    always split the same way, so the same prompt always gives the same tokens.
+    """
+    starts: list[int] = []
+    end = len(text)
+    for piece in reversed(marked):
+        at = text.rfind(piece, 0, end) if piece else -1
+        if at < 0:
+            raise ValueError(f"scored text {piece[:40]!r} is not in the prompt")
+        starts.append(at)
+        end = at
+    tokens: list[int] = []
+    spans: list[tuple[int, int]] = []
+    cursor = 0
+
+    def add(chunk: str) -> None:
+        if chunk:
+            tokens.extend(llm.tokenize(chunk.encode("utf-8"), add_bos=False, special=False))
+
+    for at, piece in zip(reversed(starts), marked):
+        add(text[cursor:at])
+        start = len(tokens)
+        add(piece)
+        spans.append((start, min(len(tokens), start + MAX_SCORED_TOKENS)))
+        cursor = at + len(piece)
+    add(text[cursor:])
+    return tokens or [llm.token_eos()], spans
+
+
 def _is_json(text: bytes) -> bool:
     try:
         orjson.loads(text)
@@ -347,43 +462,62 @@ def _is_json(text: bytes) -> bool:
     return True
 
 
-def label_token_sets(tokenize: Any, detokenize: Any) -> dict[Label, tuple[int, ...]]:
-    """For each label, the token ids that can start it inside a JSON string (any prefix of the label)."""
+def label_values(schema: dict[str, Any]) -> tuple[str, ...]:
+    """The values a ``"label"`` property may take anywhere in a JSON Schema (empty when none)."""
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            label = node.get("properties", {}).get("label")
+            if isinstance(label, dict):
+                found.extend(v for v in label.get("enum", ()) if v not in found)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    return tuple(found)
+
+
+def label_token_sets(tokenize: Any, detokenize: Any, values: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    """For each label value, the token ids that can start it inside a JSON string (any prefix of it)."""
     key = b'{"label":"'
     base = tokenize(key, add_bos=False, special=False)
-    sets: dict[Label, set[int]] = {label: set() for label in Label}
-    for label in Label:
-        for k in range(1, len(label.value) + 1):
-            toks = tokenize(key + label.value[:k].encode(), add_bos=False, special=False)
+    sets: dict[str, set[int]] = {value: set() for value in values}
+    for value in values:
+        for k in range(1, len(value) + 1):
+            toks = tokenize(key + value[:k].encode(), add_bos=False, special=False)
             i = 0
             while i < min(len(base), len(toks)) and base[i] == toks[i]:
                 i += 1
             if i < len(toks):
                 piece = detokenize([toks[i]]).decode("utf-8", "ignore")
-                if piece and label.value.startswith(piece):
-                    sets[label].add(toks[i])
-    return {label: tuple(sorted(ids)) for label, ids in sets.items()}
+                if piece and value.startswith(piece):
+                    sets[value].add(toks[i])
+    return {value: tuple(sorted(ids)) for value, ids in sets.items()}
 
 
 class _LabelObserver:
     """Watches generation: at each label position, records the probability mass on each label."""
 
-    def __init__(self, label_sets: dict[Label, tuple[int, ...]]):
+    def __init__(self, label_sets: dict[str, tuple[int, ...]]):
         self._sets = label_sets
         self._scored_at = -1
-        self.scores: list[LabelScores] = []
+        self.scores: list[dict[str, float]] = []
 
     def observe(self, text: bytes, logits: Any) -> None:
         import numpy as np
 
-        if len(text) == self._scored_at or not _LABEL_KEY.search(text[-40:].decode("utf-8", "ignore")):
+        if not self._sets or len(text) == self._scored_at or not _LABEL_KEY.search(text[-40:].decode("utf-8", "ignore")):
             return
         self._scored_at = len(text)
         z = logits.astype(np.float64)
         z = np.exp(z - z.max())
         mass = {label: float(z[list(ids)].sum()) if ids else 0.0 for label, ids in self._sets.items()}
         norm = sum(mass.values()) or 1.0
-        self.scores.append(LabelScores(**{label.value: mass[label] / norm for label in Label}))
+        self.scores.append({label: m / norm for label, m in mass.items()})
 
 
 class ModelRunner:
@@ -433,13 +567,14 @@ class ModelRunner:
             return Generation(
                 output=value,
                 text=raw.text,
-                label_scores=raw.label_scores,
+                label_probs=raw.label_probs,
                 prompt_tokens=raw.prompt_tokens,
                 reused_tokens=raw.reused_tokens,
                 generated_tokens=raw.generated_tokens,
                 prompt_seconds=raw.prompt_seconds,
                 seconds=model_seconds,
                 attempts=attempt,
+                token_scores=raw.token_scores,
             )
         raise ModelOutputError(
             f"the model's {prompt.family} output was not valid {output.__name__} JSON twice"

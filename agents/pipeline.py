@@ -16,7 +16,8 @@ from agents.llm import ModelRunner
 from agents.prompting import PromptTemplate
 from agents.segment import segment
 from agents.sources import find_sources
-from agents.verify import verify
+from agents.selective import SelectiveModel
+from agents.verify import VerifyPrompts, verify
 from schemas import ClaimSet, ContextLine, Correction, Passage, Turn, TurnVerdict
 
 
@@ -24,8 +25,7 @@ from schemas import ClaimSet, ContextLine, Correction, Passage, Turn, TurnVerdic
 class Prompts:
     segment: PromptTemplate
     sources: PromptTemplate
-    verify: PromptTemplate
-    verify_closed_book: PromptTemplate
+    verify: VerifyPrompts
     justify: PromptTemplate
 
     @classmethod
@@ -33,8 +33,7 @@ class Prompts:
         return cls(
             segment=PromptTemplate.load("segment"),
             sources=PromptTemplate.load("sources"),
-            verify=PromptTemplate.load("verify"),
-            verify_closed_book=PromptTemplate.load("verify_closed_book"),
+            verify=VerifyPrompts.load(),
             justify=PromptTemplate.load("justify"),
         )
 
@@ -53,6 +52,7 @@ class Pipeline:
     calibration: VerifyCalibration
     max_rounds: int = 2
     find_sources: bool = True
+    selective: SelectiveModel | None = None  # None: never abstain
 
     async def check(
         self, turn: Turn, context: Sequence[ContextLine] = (), passages: Sequence[Passage] = ()
@@ -61,8 +61,6 @@ class Pipeline:
         if self.find_sources:
             claimset = await find_sources(claimset, self.model, self.prompts.sources)
         evidence = assemble_evidence(claimset, passages)
-        verdict = await verify(
-            evidence, self.model, self.prompts.verify, self.prompts.verify_closed_book, self.calibration
-        )
+        verdict = await verify(evidence, self.model, self.prompts.verify, self.calibration, self.selective)
         correction = await justify(verdict, self.model, self.prompts.justify, self.max_rounds)
         return CheckResult(claimset=claimset, verdict=verdict, correction=correction)

@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.llm import Prompt, RawGeneration
-from schemas import LabelScores
+from agents.llm import Prompt, RawGeneration, TokenScore
+from schemas import Label, LabelScores
 
 Answer = str | Callable[[Prompt], str]
 
@@ -23,7 +23,11 @@ class ScriptedBackend:
     """Answers ``family -> JSON text`` (or a function of the prompt); records every prompt it saw."""
 
     answers: dict[str, Answer]
-    label_scores: dict[str, Sequence[LabelScores]] = field(default_factory=dict)
+    # Per family, the label probabilities to report at each "label" position of the answer.
+    label_scores: dict[str, Sequence[LabelScores | dict[str, float]]] = field(default_factory=dict)
+    # Per family, the token scores of each `Prompt.scored` piece; by default every word of a piece
+    # scores -1.0 with no alternative, a neutral fit.
+    token_scores: dict[str, Callable[[str], tuple[TokenScore, ...]]] = field(default_factory=dict)
     name: str = "scripted"
     prompts: list[Prompt] = field(default_factory=list)
 
@@ -35,7 +39,8 @@ class ScriptedBackend:
         text = answer(prompt) if callable(answer) else answer
         return RawGeneration(
             text=text,
-            label_scores=tuple(self.label_scores.get(prompt.family, ())),
+            label_probs=tuple(_probs(s) for s in self.label_scores.get(prompt.family, ())),
+            token_scores=tuple(self.token_scores.get(prompt.family, neutral_scores)(piece) for piece in prompt.scored),
             prompt_tokens=len(prompt.text.split()),
             reused_tokens=0,
             generated_tokens=len(text.split()),
@@ -43,3 +48,13 @@ class ScriptedBackend:
 
     def close(self) -> None:
         pass
+
+
+def _probs(scores: LabelScores | dict[str, float]) -> dict[str, float]:
+    if isinstance(scores, LabelScores):
+        return {label.value: scores.of(label) for label in Label}
+    return dict(scores)
+
+
+def neutral_scores(piece: str) -> tuple[TokenScore, ...]:
+    return tuple(TokenScore(piece=" " + word, logprob=-1.0, best_alternative=float("-inf")) for word in piece.split())

@@ -12,22 +12,26 @@ scores and the combined scores are kept on every verdict.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agents.calibration import FEATURE_NAMES, VerifyCalibration
-from agents.llm import ModelRunner
+from agents.evidence import render_evidence
+from agents.llm import ModelRunner, TokenScore
 from agents.prompting import PromptTemplate
+from agents.selective import SelectiveModel, selective_features
+from agents.sufficiency import assess_sufficiency
 from agents.sources import numbered
 from agents.text import content_words, coverage, names, numbers, truncate
 from agents.timing import StageClock
-from schemas import ClaimVerdict, Evidence, Label, LabelScores, Passage, StageTiming, TurnVerdict, derive_id
+from schemas import ClaimSufficiency, ClaimVerdict, Evidence, EvidenceFit, Label, LabelScores, Passage, StageTiming, TurnVerdict, derive_id
 from schemas.generate import schema_for
 
 UNIFORM = LabelScores(true=1 / 3, false=1 / 3, unverifiable=1 / 3)
-PASSAGE_CHARS = 600
+_WORD_PIECE = re.compile(r"[^\W_]")
 _NEGATION = re.compile(r"\b(not|no|never|none|nobody|neither|nor|n't|cannot|false|denied|deny|denies)\b", re.I)
 
 
@@ -42,6 +46,28 @@ class VerifyOutput:
     verdicts: tuple[ModelVerdict, ...] = field(metadata={"max_items": 32})
 
 
+@dataclass(frozen=True)
+class VerifyPrompts:
+    """The prompts the verify stage uses: with evidence, closed-book, and the sufficiency autorater."""
+
+    with_evidence: PromptTemplate
+    closed_book: PromptTemplate
+    sufficiency: PromptTemplate
+
+    @classmethod
+    def load(cls) -> VerifyPrompts:
+        return cls(*(PromptTemplate.load(n) for n in ("verify", "verify_closed_book", "sufficiency")))
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What the model said about one claim, before calibration."""
+
+    verdict: ModelVerdict
+    scores: LabelScores  # its probability mass on each label
+    fit: EvidenceFit
+
+
 def aggregate(labels: Sequence[Label]) -> Label:
     """CAAFC Algorithm 1: any false -> false; else any unverifiable -> unverifiable; else true.
 
@@ -52,15 +78,6 @@ def aggregate(labels: Sequence[Label]) -> Label:
     if Label.UNVERIFIABLE in labels:
         return Label.UNVERIFIABLE
     return Label.TRUE
-
-
-def render_evidence(passages: Sequence[Passage]) -> str:
-    if not passages:
-        return "(none)"
-    return "\n".join(
-        f"[{i}] {p.published_at or 'undated'} {truncate(' '.join(p.text.split()), PASSAGE_CHARS)}"
-        for i, p in enumerate(passages, start=1)
-    )
 
 
 @dataclass(frozen=True)
@@ -117,30 +134,56 @@ def claim_signals(claim: str, passages: Sequence[Passage]) -> Signals:
         float(not passages),
         math.log1p(len(passages)),
     )
-    assert len(values) + 3 == len(FEATURE_NAMES)
+    assert len(values) + 6 == len(FEATURE_NAMES)
     return Signals(values=values, notes=tuple(notes), best_passage=best)
 
 
-def features(model_scores: LabelScores, signals: Signals) -> tuple[float, ...]:
-    return tuple(model_scores.of(label) for label in Label) + signals.values
+def evidence_fit(tokens: Sequence[TokenScore]) -> EvidenceFit:
+    """Summarise how well the evidence predicted a claim's word tokens.
+
+    The tiny model cannot say "false" reliably, but as a language model it still
+    predicts a claim's words much better when the evidence states them (copying
+    is what small models do well), and at a swapped name or number the evidence's
+    own token gets far more probability than the claim's. The first token is
+    skipped: it mostly measures how claims start, not what they say.
+    """
+    scored = [t for t in tokens[1:] if _WORD_PIECE.search(t.piece)]
+    if not scored:
+        return EvidenceFit(mean_logprob=0.0, min_logprob=0.0, contradiction=0.0, weakest="")
+    weakest = min(scored, key=lambda t: t.logprob)
+    gaps = [t.best_alternative - t.logprob for t in scored if math.isfinite(t.best_alternative)]
+    return EvidenceFit(
+        mean_logprob=round(sum(t.logprob for t in scored) / len(scored), 4),
+        min_logprob=round(weakest.logprob, 4),
+        contradiction=round(max([0.0, *gaps]), 4),
+        weakest=truncate(weakest.piece.strip(), 100),
+    )
+
+
+def features(model_scores: LabelScores, signals: Signals, fit: EvidenceFit) -> tuple[float, ...]:
+    fitted = (fit.mean_logprob, fit.min_logprob, fit.contradiction)
+    return tuple(model_scores.of(label) for label in Label) + signals.values + fitted
 
 
 async def judge(
     evidence: Evidence,
     model: ModelRunner,
-    prompt: PromptTemplate,
-    closed_book_prompt: PromptTemplate,
-) -> tuple[list[tuple[ModelVerdict, LabelScores]], StageClock]:
-    """The model's raw verdict and label scores per claim, in claim order."""
+    prompts: VerifyPrompts,
+) -> tuple[list[Judgement], StageClock]:
+    """The model's raw verdict, label scores and evidence fit per claim, in claim order."""
     clock = StageClock("verify")
     claims = evidence.claimset.claims
     if not claims:
         return [], clock
     claim_list = numbered([c.text for c in claims])
+    rendered_evidence = render_evidence(evidence.passages)
     if evidence.passages:
-        rendered = prompt.render(evidence=render_evidence(evidence.passages), claims=claim_list)
+        rendered = prompts.with_evidence.render(evidence=rendered_evidence, claims=claim_list)
     else:
-        rendered = closed_book_prompt.render(claims=claim_list)
+        rendered = prompts.closed_book.render(claims=claim_list)
+    # While reading the prompt, the runner scores each claim's tokens given the evidence before it
+    # (closed-book: given the model's own knowledge); see evidence_fit.
+    rendered = dataclasses.replace(rendered, scored=tuple(" " + c.text for c in claims), reference=rendered_evidence if evidence.passages else "")
     schema = schema_for(VerifyOutput)
     # One verdict per claim, no more and no fewer: the grammar enforces the count.
     schema["properties"]["verdicts"]["minItems"] = len(claims)
@@ -148,24 +191,46 @@ async def judge(
     generation = await model.generate(rendered, VerifyOutput, max_tokens=72 * len(claims) + 16, schema=schema)
     clock.add(generation)
     scores = list(generation.label_scores) + [UNIFORM] * len(claims)
-    return list(zip(generation.output.verdicts, scores)), clock
+    return [
+        Judgement(verdict=v, scores=s, fit=evidence_fit(t))
+        for v, s, t in zip(generation.output.verdicts, scores, generation.token_scores)
+    ], clock
 
 
 def decide(
     evidence: Evidence,
-    judged: Sequence[tuple[ModelVerdict, LabelScores]],
+    judged: Sequence[Judgement],
     calibration: VerifyCalibration,
+    sufficiency: Sequence[ClaimSufficiency] = (),
+    selective: SelectiveModel | None = None,
     timings: tuple[StageTiming, ...] = (),
 ) -> TurnVerdict:
-    """Final per-claim labels from the model's judgement and the signals; Algorithm 1 for the turn."""
+    """Final per-claim labels from the model's judgement and the signals; Algorithm 1 for the turn.
+
+    With a selective model, a verdict whose estimated chance of being right is below its
+    threshold abstains: it becomes unverifiable, so it raises no alert.
+    """
     passages = evidence.passages
     verdicts: list[ClaimVerdict] = []
-    for claim, (raw, model_scores) in zip(evidence.claimset.claims, judged):
+    checks = {s.claim_id: s for s in sufficiency}
+    for claim, judgement in zip(evidence.claimset.claims, judged):
+        raw, model_scores = judgement.verdict, judgement.scores
         signals = claim_signals(claim.text, passages)
-        scores = calibration.combine(features(model_scores, signals))
+        scores = calibration.combine(features(model_scores, signals, judgement.fit))
         label = scores.best()
         cited = (passages[signals.best_passage].passage_id,) if signals.best_passage is not None else ()
         why = raw.why if raw.label == label else f"{raw.why} (the model alone said {raw.label.value})"
+        check = checks.get(claim.claim_id)
+        selective_score = None
+        abstained_from = None
+        if selective is not None:
+            values = selective_features(
+                check, scores.of(label), judgement.fit, passages, evidence.claimset.claim_date, claim.text
+            )
+            selective_score = round(selective.score(values), 6)
+            if selective_score < selective.threshold and label is not Label.UNVERIFIABLE:
+                abstained_from, label = label, Label.UNVERIFIABLE
+                why = f"abstained: {why} (selective score {selective_score:.2f} < {selective.threshold:.2f})"
         verdicts.append(
             ClaimVerdict(
                 claim_id=claim.claim_id,
@@ -179,6 +244,11 @@ def decide(
                 signals=signals.notes[:16],
                 cited_passages=cited,
                 closed_book=not passages,
+                fit=judgement.fit,
+                sufficiency=check,
+                selective_score=selective_score,
+                abstained=abstained_from is not None,
+                abstained_from=abstained_from,
             )
         )
     return TurnVerdict(
@@ -193,9 +263,11 @@ def decide(
 async def verify(
     evidence: Evidence,
     model: ModelRunner,
-    prompt: PromptTemplate,
-    closed_book_prompt: PromptTemplate,
+    prompts: VerifyPrompts,
     calibration: VerifyCalibration,
+    selective: SelectiveModel | None = None,
 ) -> TurnVerdict:
-    judged, clock = await judge(evidence, model, prompt, closed_book_prompt)
-    return decide(evidence, judged, calibration, (clock.stop(),))
+    """Sufficiency, then the model's judgement, then the calibrated and selective decision."""
+    sufficiency, sufficiency_timing = await assess_sufficiency(evidence, model, prompts.sufficiency)
+    judged, clock = await judge(evidence, model, prompts)
+    return decide(evidence, judged, calibration, sufficiency, selective, (sufficiency_timing, clock.stop()))

@@ -8,12 +8,14 @@ from schemas.records import (
     Citation,
     Claim,
     ClaimSet,
+    ClaimSufficiency,
     ClaimVerdict,
     ContextLine,
     Correction,
     DeadLetter,
     ErrorFix,
     Evidence,
+    EvidenceFit,
     FinGrActScore,
     JustificationRound,
     Label,
@@ -25,14 +27,15 @@ from schemas.records import (
     SkippedSpan,
     SkipReason,
     StageTiming,
+    Sufficiency,
     Turn,
     TurnVerdict,
 )
 
 __all__ = [
-    "Alert", "Citation", "Claim", "ClaimSet", "ClaimVerdict", "ContextLine", "Correction", "DeadLetter",
-    "ErrorFix", "Evidence", "FinGrActScore", "HalluwatchError", "JustificationRound", "Label",
+    "Alert", "Citation", "Claim", "ClaimSet", "ClaimSufficiency", "ClaimVerdict", "ContextLine", "Correction", "DeadLetter",
+    "ErrorFix", "Evidence", "EvidenceFit", "FinGrActScore", "HalluwatchError", "JustificationRound", "Label",
     "LabelScores", "NotJSONError", "Passage", "PrimarySource", "RecordError", "Role",
-    "SchemaViolation", "Severity", "SkipReason", "SkippedSpan", "StageTiming", "Turn",
+    "SchemaViolation", "Severity", "SkipReason", "SkippedSpan", "StageTiming", "Sufficiency", "Turn",
     "TurnVerdict", "decode", "derive_id", "encode", "from_dict", "to_dict",
 ]

@@ -40,6 +40,11 @@ class Label(StrEnum):
     UNVERIFIABLE = "unverifiable"
 
 
+class Sufficiency(StrEnum):
+    SUFFICIENT = "sufficient"  # the evidence can settle the claim, either way
+    INSUFFICIENT = "insufficient"
+
+
 class SkipReason(StrEnum):
     GREETING = "greeting"
     QUESTION = "question"
@@ -173,6 +178,26 @@ class LabelScores:
 
 
 @dataclass(frozen=True)
+class ClaimSufficiency:
+    """Whether a claim's evidence is enough to judge it at all (the sufficiency autorater)."""
+
+    claim_id: str = field(metadata=_text(64, 1))
+    label: Sufficiency
+    probability: float = field(metadata={"minimum": 0, "maximum": 1})  # of "sufficient", from token log-probabilities
+    reason: str = field(metadata=_text(300))
+
+
+@dataclass(frozen=True)
+class EvidenceFit:
+    """How well the evidence predicts the claim's own words, read from the model's token log-probabilities."""
+
+    mean_logprob: float  # average over the claim's word tokens, given the evidence
+    min_logprob: float  # the claim's least expected word token
+    contradiction: float = field(metadata={"minimum": 0})  # the widest margin by which an evidence token beats a claim token
+    weakest: str = field(metadata=_text(100))  # the claim's least expected word token, for people
+
+
+@dataclass(frozen=True)
 class ClaimVerdict:
     claim_id: str = field(metadata=_text(64, 1))
     claim_index: int = field(metadata={"minimum": 0})
@@ -185,6 +210,13 @@ class ClaimVerdict:
     signals: tuple[str, ...] = field(metadata={"max_items": 16})  # human-readable cheap signals
     cited_passages: tuple[str, ...] = field(metadata={"max_items": MAX_PASSAGES})
     closed_book: bool = False  # judged from the model's own knowledge, without evidence
+    fit: EvidenceFit | None = None
+    sufficiency: ClaimSufficiency | None = None
+    # Selective verdicts: the estimated probability that the verdict is right. Below the threshold the
+    # verdict abstains: `label` becomes unverifiable, `abstained_from` keeps what it would have been.
+    selective_score: float | None = field(default=None, metadata={"minimum": 0, "maximum": 1})
+    abstained: bool = False
+    abstained_from: Label | None = None
 
 
 @dataclass(frozen=True)

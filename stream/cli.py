@@ -29,6 +29,9 @@ def _model_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--gpu-layers", type=int, dest="model.n_gpu_layers", help="layers to offload to a GPU")
     group.add_argument("--calibration", type=Path, dest="calibration_path", help="verifier calibration JSON")
     group.add_argument("--max-rounds", type=int, dest="max_rounds", help="justification revision rounds")
+    group.add_argument("--selective-calibration", type=Path, dest="selective_path", help="selective-verdict calibration JSON")
+    group.add_argument("--abstain-threshold", type=float, dest="abstain_threshold",
+                       help="abstain below this estimated chance of being right (0: never abstain)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,8 +57,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--fit-calibration", type=Path, metavar="OUT",
         help="(averitec) fit the verifier calibration on even rows, write it to OUT, report with it",
     )
+    evaluate.add_argument("--judgements", type=Path, metavar="FILE",
+                          help="re-decide judgements saved by --save-judgements instead of running the model")
+    evaluate.add_argument("--save-judgements", type=Path, metavar="FILE",
+                          help="write what the model said on every row (to refit calibrations without the model)")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar")
     _model_flags(evaluate)
+
+    calibrate = sub.add_parser("calibrate", help="fit when verdicts abstain (selective verdicts) on labelled rows")
+    calibrate.add_argument("file", type=Path, nargs="?", help="AVeriTeC or DiaHalu JSONL with labels")
+    calibrate.add_argument("--judgements", type=Path, help="judgements saved by `eval --save-judgements` (no model run)")
+    target = calibrate.add_mutually_exclusive_group()
+    target.add_argument("--target-coverage", type=float, metavar="C", help="keep this share of verdicts (0-1)")
+    target.add_argument("--target-precision", type=float, metavar="P", help="alerts right at least this often (0-1)")
+    calibrate.add_argument("--out", type=Path, default=Path("selective_calibration.json"), help="calibration file to write")
+    calibrate.add_argument("--plot", type=Path, help="coverage/accuracy plot (default: OUT with .png)")
+    calibrate.add_argument("--save-judgements", type=Path, metavar="FILE", help="also write the model's judgements")
+    calibrate.add_argument("--limit", type=int, help="only the first N rows")
+    calibrate.add_argument("--quiet", action="store_true", help="no progress bar")
+    _model_flags(calibrate)
 
     worker = sub.add_parser("worker", help="run the stage agents against a broker until stopped")
     worker.add_argument("--broker", dest="broker_url", help="kafka://host:9092 (default: HALLUWATCH_BROKER, else an embedded broker)")
@@ -87,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-SETTING_FLAGS = ("calibration_path", "max_rounds", "broker_url", "partitions")
+SETTING_FLAGS = ("calibration_path", "max_rounds", "broker_url", "partitions", "selective_path", "abstain_threshold")
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -109,6 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from stream.commands.evaluate import run_eval
 
             return asyncio.run(run_eval(args, settings))
+        if args.command == "calibrate":
+            from stream.commands.calibrate import run_calibrate
+
+            return asyncio.run(run_calibrate(args, settings))
         if args.command == "bench":
             from stream.commands.bench import run_bench
 

@@ -357,7 +357,11 @@ def report_rows(sent: Sequence[Turn], collected: Collected) -> list[dict[str, An
             "text": turn.text,
             "label": verdict.label.value if verdict else None,
             "claims": [
-                {"text": v.claim_text, "label": v.label.value, "confidence": round(v.confidence, 4)}
+                {
+                    "text": v.claim_text, "label": v.label.value, "confidence": round(v.confidence, 4),
+                    "sufficiency": v.sufficiency.probability if v.sufficiency else None,
+                    "selective_score": v.selective_score, "abstained": v.abstained,
+                }
                 for v in (verdict.claim_verdicts if verdict else ())
             ],
             "corrected_text": collected.corrections[cid].corrected_text if cid in collected.corrections else None,

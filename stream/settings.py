@@ -28,6 +28,12 @@ def default_data_dir() -> Path:
 class Settings:
     model: ModelConfig = field(default_factory=ModelConfig)
     calibration_path: Path | None = None  # None: the calibration shipped with halluwatch
+    selective_path: Path | None = None  # selective-verdict calibration; None: the shipped one
+    # When a verdict abstains: a fixed threshold on its estimated chance of being right (0 never abstains),
+    # or the threshold that meets a target coverage or alert precision on the calibration's held-out data.
+    abstain_threshold: float | None = None
+    abstain_coverage: float | None = None
+    abstain_precision: float | None = None
     max_rounds: int = 2  # justification revision rounds after the first
     data_dir: Path = field(default_factory=default_data_dir)
     broker_url: str | None = None  # None: start the embedded broker
@@ -90,6 +96,10 @@ _ENV_FIELDS: dict[str, tuple[str, Any]] = {
     "PREFIX_REUSE": ("model.prefix_reuse", _bool),
     "CACHE_DIR": ("model.cache_dir", _path),
     "CALIBRATION": ("calibration_path", _path),
+    "SELECTIVE_CALIBRATION": ("selective_path", _path),
+    "ABSTAIN_THRESHOLD": ("abstain_threshold", float),
+    "ABSTAIN_COVERAGE": ("abstain_coverage", float),
+    "ABSTAIN_PRECISION": ("abstain_precision", float),
     "MAX_ROUNDS": ("max_rounds", int),
     "DATA_DIR": ("data_dir", _path),
     "BROKER": ("broker_url", str),

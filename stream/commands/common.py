@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
 
 from agents.calibration import DEFAULT_PATH, VerifyCalibration
 from agents.errors import InputError
 from agents.llm import ModelRunner
 from agents.pipeline import Pipeline, Prompts
+from agents.selective import DEFAULT_PATH as SELECTIVE_PATH
+from agents.selective import SelectiveModel
 from stream.settings import Settings
+
+
+def selective_model(settings: Settings) -> SelectiveModel:
+    """The selective-verdict model with the threshold the settings ask for."""
+    for name, value in (("ABSTAIN_COVERAGE", settings.abstain_coverage), ("ABSTAIN_PRECISION", settings.abstain_precision),
+                        ("ABSTAIN_THRESHOLD", settings.abstain_threshold)):
+        if value is not None and not 0 <= value <= 1:
+            raise InputError(f"HALLUWATCH_{name}={value} is out of range: give a number from 0 to 1")
+    model = SelectiveModel.load(settings.selective_path or SELECTIVE_PATH)
+    if settings.abstain_threshold is not None:
+        return dataclasses.replace(model, threshold=settings.abstain_threshold)
+    return model.with_target(settings.abstain_coverage, settings.abstain_precision)
 
 
 def build_pipeline(settings: Settings, model: ModelRunner | None = None) -> Pipeline:
@@ -18,6 +33,7 @@ def build_pipeline(settings: Settings, model: ModelRunner | None = None) -> Pipe
         prompts=Prompts.load(),
         calibration=calibration,
         max_rounds=settings.max_rounds,
+        selective=selective_model(settings),
     )
 
 

@@ -6,32 +6,59 @@ import argparse
 
 from agents.datasets import read_averitec, read_diahalu
 from agents.errors import InputError
-from agents.evaluation import build_report, evaluate_averitec, evaluate_diahalu, fit_calibration, format_report, redecide
+from agents.evaluation import (
+    EvalRun,
+    build_report,
+    evaluate_averitec,
+    evaluate_diahalu,
+    fit_calibration,
+    format_report,
+    load_judgements,
+    redecide,
+    save_judgements,
+)
+from agents.pipeline import Pipeline
+from agents.selective import DEFAULT_PATH as SELECTIVE_PATH
+from agents.selective import SelectiveFit
 from stream.cli import dump_json
 from stream.commands.common import build_pipeline
 from stream.settings import Settings
+
+
+async def run_stages(args: argparse.Namespace, pipeline: Pipeline) -> EvalRun:
+    try:
+        await pipeline.model.load()
+        if args.dataset == "averitec":
+            return await evaluate_averitec(read_averitec(args.file, args.limit), pipeline, not args.quiet)
+        return await evaluate_diahalu(read_diahalu(args.file, args.limit), pipeline, not args.quiet)
+    finally:
+        await pipeline.model.aclose()
 
 
 async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     if args.fit_calibration and args.dataset != "averitec":
         raise InputError("--fit-calibration needs the averitec dataset (claim-level labels)")
     pipeline = build_pipeline(settings)
-    try:
-        await pipeline.model.load()
-        if args.dataset == "averitec":
-            run = await evaluate_averitec(read_averitec(args.file, args.limit), pipeline, not args.quiet)
-        else:
-            run = await evaluate_diahalu(read_diahalu(args.file, args.limit), pipeline, not args.quiet)
-    finally:
-        await pipeline.model.aclose()
+    if args.judgements:
+        # Re-decide saved judgements under the current calibration: no model run.
+        run = load_judgements(args.judgements)
+        if run.dataset != args.dataset:
+            raise InputError(f"{args.judgements} holds {run.dataset} judgements, not {args.dataset}")
+        redecide(run, pipeline.calibration)
+    else:
+        run = await run_stages(args, pipeline)
+    if args.save_judgements:
+        save_judgements(run, args.save_judgements)
+        print(f"wrote the model's judgements to {args.save_judgements}")
     if not run.cases:
         raise InputError(f"{args.file} has no rows to evaluate")
+    calibration = pipeline.calibration
     if args.fit_calibration:
         calibration = fit_calibration(run, source=f"fitted on even rows of {args.file.name} ({len(run.cases)} rows)")
         calibration.save(args.fit_calibration)
         redecide(run, calibration)
         print(f"wrote calibration to {args.fit_calibration}")
-    report = build_report(run)
+    report = build_report(run, SelectiveFit.load(settings.selective_path or SELECTIVE_PATH), calibration)
     print(format_report(report))
     if args.out:
         args.out.write_text(dump_json(report))

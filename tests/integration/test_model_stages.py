@@ -8,7 +8,7 @@ from agents.calibration import VerifyCalibration
 from agents.llm import ModelRunner, Prompt
 from agents.pipeline import Pipeline, Prompts
 from agents.segment import SegmentOutput
-from schemas import ClaimSet, Correction, Label, Role, Turn, TurnVerdict, decode, encode
+from schemas import ClaimSet, Correction, Label, Role, Sufficiency, Turn, TurnVerdict, decode, encode
 
 from tests.unit.records import passage
 
@@ -94,3 +94,27 @@ async def test_label_scores_come_from_the_model(real_model: ModelRunner) -> None
     for verdict, scores in zip(verdicts, generation.label_scores):
         # Greedy decoding under the grammar picks the label the model scored highest among the three.
         assert verdict.label is scores.best()
+
+
+async def test_sufficiency_autorater_gives_one_reasoned_probability_per_claim(real_model: ModelRunner) -> None:
+    from agents.evidence import assemble_evidence
+    from agents.sufficiency import assess_sufficiency
+    from agents.verify import VerifyPrompts
+    from tests.unit.records import claimset
+
+    prompt = VerifyPrompts.load().sufficiency
+    stating = assemble_evidence(claimset("The Eiffel Tower is in Paris.", "It was completed in 1889."), [EIFFEL])
+    unrelated = assemble_evidence(
+        claimset("The Eiffel Tower is in Paris."),
+        [passage("The Danube flows through Vienna, Bratislava and Budapest before reaching the Black Sea.")],
+    )
+    for evidence in (stating, unrelated):
+        first, timing = await assess_sufficiency(evidence, real_model, prompt)
+        again, _ = await assess_sufficiency(evidence, real_model, prompt)
+        assert [c.claim_id for c in first] == [c.claim_id for c in evidence.claimset.claims]
+        for check in first:
+            assert 0.0 <= check.probability <= 1.0 and check.reason
+            assert (check.label is Sufficiency.SUFFICIENT) == (check.probability >= 0.5)
+        assert [(c.label, c.reason) for c in first] == [(c.label, c.reason) for c in again]
+        assert [c.probability for c in first] == pytest.approx([c.probability for c in again], abs=1e-3)
+        assert timing.stage == "sufficiency" and timing.model_seconds > 0

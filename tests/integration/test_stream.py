@@ -43,7 +43,7 @@ def stream_settings(broker: EmbeddedBroker, tmp: Path) -> Settings:
     return Settings(broker_url=broker.url, topic_prefix=prefix, partitions=2, data_dir=tmp, evidence_files=(EVIDENCE,))
 
 
-def start_worker(settings: Settings) -> subprocess.Popen[bytes]:
+def start_worker(settings: Settings, extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "HALLUWATCH_TOPIC_PREFIX": settings.topic_prefix,
@@ -52,6 +52,7 @@ def start_worker(settings: Settings) -> subprocess.Popen[bytes]:
         "HALLUWATCH_EVIDENCE": ",".join(str(p) for p in settings.evidence_files),
         "HALLUWATCH_SESSION_TIMEOUT": "6",
         "HALLUWATCH_N_THREADS": "2",
+        **(extra_env or {}),
     }
     return subprocess.Popen(
         [sys.executable, "-m", "stream.cli", "worker", "--broker", settings.broker_url or ""], env=env, cwd=ROOT
@@ -62,8 +63,8 @@ def start_worker(settings: Settings) -> subprocess.Popen[bytes]:
 def workers() -> Iterator[Callable[[Settings], subprocess.Popen[bytes]]]:
     started: list[subprocess.Popen[bytes]] = []
 
-    def make(settings: Settings) -> subprocess.Popen[bytes]:
-        process = start_worker(settings)
+    def make(settings: Settings, extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        process = start_worker(settings, extra_env)
         started.append(process)
         return process
 
@@ -175,6 +176,26 @@ async def test_replaying_twice_raises_no_second_alert(broker, collector, workers
     assert len(second) == 2
     for record_id in (derive_id("alert", "conv-amazon", "T1"), derive_id("correction", "conv-amazon", "T1")):
         assert c.collected.deliveries[record_id] <= 1, f"{record_id} delivered twice"
+
+
+async def test_abstained_verdicts_raise_no_alert(broker, collector, workers) -> None:
+    settings, c = collector
+    # A threshold of 1 makes every verdict that is not already unverifiable abstain.
+    worker = workers(settings, {"HALLUWATCH_ABSTAIN_THRESHOLD": "1"})
+    sent = await publish(EIFFEL[:2], bootstrap_servers(broker.url), settings)
+    assert await wait_for(c, sent, WAIT, alive=lambda: worker.poll() is None)
+    verdict = c.collected.verdicts[derive_id("verdict", "conv-eiffel", "T1")]
+    assert verdict.claim_verdicts and verdict.label is Label.UNVERIFIABLE
+    for v in verdict.claim_verdicts:
+        assert v.label is Label.UNVERIFIABLE and v.sufficiency is not None and v.selective_score is not None
+        assert v.abstained == (v.abstained_from is not None)
+    assert any(v.abstained for v in verdict.claim_verdicts)
+    correction_id = derive_id("correction", "conv-eiffel", "T1")
+    deadline = time.monotonic() + WAIT
+    while correction_id not in c.collected.corrections:
+        assert time.monotonic() < deadline and worker.poll() is None
+        await c.poll()
+    assert derive_id("alert", "conv-eiffel", "T1") not in c.collected.alerts
 
 
 async def test_bad_turns_go_to_dlq_and_the_stream_goes_on(broker, collector, workers) -> None:

@@ -20,6 +20,10 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         (["check", "Paris is in France.", "--date", "yesterday"], "YYYY-MM-DD"),
         (["eval", "diahalu", "/nonexistent.jsonl", "--fit-calibration", "x.json"], "averitec"),
         (["replay", "/nonexistent.jsonl"], "needs a broker"),
+        (["calibrate", "/nonexistent.jsonl"], "cannot read"),
+        (["calibrate"], "labelled data file"),
+        (["calibrate", "--judgements", "/nonexistent.json"], "cannot read judgements"),
+        (["check", "Paris is in France.", "--abstain-threshold", "3"], "from 0 to 1"),
     ],
 )
 def test_one_line_error(args: list[str], fragment: str) -> None:
@@ -28,3 +32,19 @@ def test_one_line_error(args: list[str], fragment: str) -> None:
     assert "Traceback" not in result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and fragment in lines[0], result.stderr
+
+
+def test_calibrate_rejects_rows_without_labels_or_with_one_class(tmp_path) -> None:
+    unlabelled = tmp_path / "unlabelled.jsonl"
+    unlabelled.write_text('{"claim": "Paris is in France.", "evidence": []}\n')
+    one_class = tmp_path / "one_class.jsonl"
+    one_class.write_text("".join(
+        f'{{"id": "r{i}", "claim": "Claim {i}.", "label": "true", "evidence": []}}\n' for i in range(30)
+    ))
+    junk = tmp_path / "junk.jsonl"
+    junk.write_bytes(b"\x00\x01 not json\n")
+    for path, fragment in ((unlabelled, "no label"), (one_class, "same label"), (junk, "not a JSON object")):
+        result = run("calibrate", str(path))
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert len(lines) == 1 and fragment in lines[0], result.stderr

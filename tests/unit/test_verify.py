@@ -4,9 +4,13 @@ import pytest
 
 from agents.calibration import VerifyCalibration
 from agents.evidence import assemble_evidence
-from agents.prompting import PromptTemplate
-from agents.verify import UNIFORM, ModelVerdict, aggregate, claim_signals, decide, verify
-from schemas import Label, LabelScores
+from agents.llm import TokenScore
+from agents.selective import SelectiveModel
+from agents.verify import UNIFORM, Judgement, ModelVerdict, VerifyPrompts, aggregate, claim_signals, decide, evidence_fit, verify
+from schemas import ClaimSufficiency, EvidenceFit, Label, LabelScores, Sufficiency
+
+NEUTRAL = EvidenceFit(mean_logprob=-1.0, min_logprob=-1.0, contradiction=0.0, weakest="")
+SUFFICIENT = '{"checks":[{"label":"sufficient","why":"[1] covers it"},{"label":"sufficient","why":"[1] covers it"}]}'
 
 from tests.unit.records import claimset, passage
 
@@ -36,7 +40,8 @@ def test_conflicting_number_and_name_are_flagged() -> None:
 def test_decide_uses_calibration_and_keeps_model_scores() -> None:
     evidence = assemble_evidence(claimset("A is in B.", "C was built in 1900."), [passage("A is in B. C was built in 1900.")])
     model = LabelScores(true=0.6, false=0.3, unverifiable=0.1)
-    judged = [(ModelVerdict(Label.TRUE, "[1] says so"), model), (ModelVerdict(Label.FALSE, "no"), UNIFORM)]
+    judged = [Judgement(ModelVerdict(Label.TRUE, "[1] says so"), model, NEUTRAL),
+              Judgement(ModelVerdict(Label.FALSE, "no"), UNIFORM, NEUTRAL)]
     verdict = decide(evidence, judged, VerifyCalibration.identity())
     first, second = verdict.claim_verdicts
     assert first.label is Label.TRUE and first.model_scores == model
@@ -47,28 +52,66 @@ def test_decide_uses_calibration_and_keeps_model_scores() -> None:
 
 async def test_verify_asks_once_per_turn_with_dated_evidence(scripted) -> None:
     runner, backend = scripted(
-        {"verify": '{"verdicts":[{"label":"false","why":"[1] says Paris"},{"label":"true","why":"ok"}]}'},
+        {"verify": '{"verdicts":[{"label":"false","why":"[1] says Paris"},{"label":"true","why":"ok"}]}',
+         "sufficiency": SUFFICIENT},
         label_scores={"verify": [LabelScores(0.1, 0.8, 0.1), LabelScores(0.7, 0.2, 0.1)]},
     )
     evidence = assemble_evidence(
         claimset("X is in Berlin.", "X opened in 1889."),
         [passage("X is in Paris. X opened in 1889.", "p2", "2020-01-01"), passage("Old note on X.", "p1", "1990-05-05")],
     )
-    verdict = await verify(evidence, runner, PromptTemplate.load("verify"), PromptTemplate.load("verify_closed_book"),
-                           VerifyCalibration.identity())
-    assert len(backend.prompts) == 1
-    variable = backend.prompts[0].variable
+    verdict = await verify(evidence, runner, VerifyPrompts.load(), VerifyCalibration.identity())
+    assert [p.family for p in backend.prompts] == ["sufficiency", "verify"], "one sufficiency and one verify call"
+    variable = backend.prompts[1].variable
+    assert backend.prompts[1].scored == (" X is in Berlin.", " X opened in 1889.")
     assert variable.index("1990-05-05") < variable.index("2020-01-01"), "evidence must be oldest first"
     assert [v.label for v in verdict.claim_verdicts] == [Label.FALSE, Label.TRUE]
     assert verdict.label is Label.FALSE
-    assert verdict.timings[0].stage == "verify"
+    assert [t.stage for t in verdict.timings] == ["sufficiency", "verify"]
+    assert all(v.sufficiency and v.sufficiency.label is Sufficiency.SUFFICIENT for v in verdict.claim_verdicts)
 
 
 async def test_no_evidence_means_closed_book(scripted) -> None:
     runner, backend = scripted({"verify_closed_book": '{"verdicts":[{"label":"true","why":"known"}]}'})
     evidence = assemble_evidence(claimset("Paris is in France."), [])
-    verdict = await verify(evidence, runner, PromptTemplate.load("verify"), PromptTemplate.load("verify_closed_book"),
-                           VerifyCalibration.identity())
-    assert backend.prompts[0].family == "verify_closed_book"
+    verdict = await verify(evidence, runner, VerifyPrompts.load(), VerifyCalibration.identity())
+    assert [p.family for p in backend.prompts] == ["verify_closed_book"], "no sufficiency call without evidence"
     assert verdict.claim_verdicts[0].closed_book
+    assert verdict.claim_verdicts[0].sufficiency.label is Sufficiency.INSUFFICIENT
     assert evidence.note == "no evidence found"
+
+
+def test_evidence_fit_finds_the_swapped_word() -> None:
+    tokens = [TokenScore(" The", -4.0, -1.0), TokenScore(" tower", -0.1, -3.0), TokenScore(" is", -0.5, -2.0),
+              TokenScore(" in", -0.4, -5.0), TokenScore(" Berlin", -9.0, -2.5), TokenScore(".", -6.0, -0.1)]
+    fit = evidence_fit(tokens)
+    # The first token and punctuation do not count; Berlin is the weakest and Paris (-2.5) beats it by 6.5.
+    assert fit.weakest == "Berlin"
+    assert fit.min_logprob == -9.0
+    assert fit.mean_logprob == round((-0.1 - 0.5 - 0.4 - 9.0) / 4, 4)
+    assert fit.contradiction == 6.5
+    assert evidence_fit([]).contradiction == 0.0
+
+
+def _selective(threshold: float) -> SelectiveModel:
+    # Only the sufficiency probability matters here: score = sigmoid(10 * (sufficiency - 0.5)).
+    features = ("sufficiency", "confidence", "evidence_fit", "log_passages", "recent", "log_claim_words")
+    return SelectiveModel(features=features, weights=(10.0, 0, 0, 0, 0, 0), bias=-5.0, threshold=threshold)
+
+
+def test_selective_model_abstains_below_threshold_and_keeps_what_it_would_have_said() -> None:
+    cs = claimset("A is in B.", "C was built in 1900.")
+    evidence = assemble_evidence(cs, [passage("A is in B. C was built in 1900.")])
+    false = LabelScores(true=0.1, false=0.8, unverifiable=0.1)
+    judged = [Judgement(ModelVerdict(Label.FALSE, "no"), false, NEUTRAL)] * 2
+    checks = [ClaimSufficiency(cs.claims[0].claim_id, Sufficiency.SUFFICIENT, 0.9, "covered"),
+              ClaimSufficiency(cs.claims[1].claim_id, Sufficiency.INSUFFICIENT, 0.1, "not covered")]
+    verdict = decide(evidence, judged, VerifyCalibration.identity(), checks, _selective(0.5))
+    kept, abstained = verdict.claim_verdicts
+    assert kept.label is Label.FALSE and not kept.abstained and kept.selective_score > 0.9
+    assert abstained.label is Label.UNVERIFIABLE and abstained.abstained
+    assert abstained.abstained_from is Label.FALSE and abstained.selective_score < 0.1
+    assert verdict.label is Label.FALSE
+    # With both abstaining, nothing false is left: no alert for this turn.
+    both = decide(evidence, judged, VerifyCalibration.identity(), checks, _selective(0.99))
+    assert both.label is Label.UNVERIFIABLE
