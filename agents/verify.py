@@ -260,6 +260,24 @@ def decide(
     )
 
 
+def recorded_judgements(verdict: TurnVerdict) -> list[Judgement]:
+    """The model's judgements as a verdict record keeps them: enough to decide the turn again."""
+    return [
+        Judgement(
+            ModelVerdict(v.model_scores.best(), v.justification[:120]),
+            v.model_scores,
+            v.fit or EvidenceFit(mean_logprob=0.0, min_logprob=0.0, contradiction=0.0, weakest=""),
+        )
+        for v in verdict.claim_verdicts
+    ]
+
+
+def redecide_verdict(verdict: TurnVerdict, calibration: VerifyCalibration, selective: SelectiveModel | None) -> TurnVerdict:
+    """The same turn decided under another calibration or threshold, without running the model."""
+    checks = [v.sufficiency for v in verdict.claim_verdicts if v.sufficiency is not None]
+    return decide(verdict.evidence, recorded_judgements(verdict), calibration, checks, selective, verdict.timings)
+
+
 async def verify(
     evidence: Evidence,
     model: ModelRunner,

@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--out", type=Path, help="with --wait: write the per-turn report as JSONL")
     replay.add_argument("--timeout", type=float, default=3600.0, help="with --wait: give up after this many seconds")
     replay.add_argument("--partitions", type=int, dest="partitions", help="partitions per topic (when creating them)")
+    replay.add_argument("--rescore", action="store_true",
+                        help="FILE is a report from --out: decide its verdicts again under the current calibration")
+    _model_flags(replay)
 
     demo = sub.add_parser("demo", help="embedded broker + worker + bundled conversations with planted errors")
     demo.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")

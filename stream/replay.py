@@ -21,7 +21,7 @@ from typing import Any
 from agents.datasets import read_jsonl
 from agents.errors import InputError
 from agents.evaluation import classification_metrics, percentile
-from schemas import Alert, Correction, DeadLetter, Label, Role, Turn, TurnVerdict, decode, derive_id, encode
+from schemas import Alert, Correction, DeadLetter, Label, RecordError, Role, Turn, TurnVerdict, decode, derive_id, encode, from_dict, to_dict
 from stream.app import bootstrap_servers, topic_name
 from stream.settings import Settings
 
@@ -345,7 +345,8 @@ def format_summary(s: Summary) -> str:
     return "\n".join(lines)
 
 
-def report_rows(sent: Sequence[Turn], collected: Collected) -> list[dict[str, Any]]:
+def report_rows(sent: Sequence[Turn], collected: Collected, labels: dict[str, bool] | None = None) -> list[dict[str, Any]]:
+    """One row per assistant turn; the full verdict record rides along so a report can be re-scored."""
     rows = []
     for vid, turn in expected_verdict_ids(sent).items():
         verdict = collected.verdicts.get(vid)
@@ -367,5 +368,34 @@ def report_rows(sent: Sequence[Turn], collected: Collected) -> list[dict[str, An
             "corrected_text": collected.corrections[cid].corrected_text if cid in collected.corrections else None,
             "alert": aid in collected.alerts,
             "latency_s": round(collected.arrival[vid] - turn.timestamp, 3) if verdict else None,
+            "conversation_hallucination": (labels or {}).get(turn.conversation_id),
+            "verdict": to_dict(verdict) if verdict else None,
         })
     return rows
+
+
+def rescore_report(path: Path, decide_again: Callable[[TurnVerdict], TurnVerdict]) -> tuple[Counter[str], dict[str, Any] | None]:
+    """Re-decide every verdict of a replay report; verdict counts, and dialogue metrics when labelled."""
+    counts: Counter[str] = Counter()
+    flagged: dict[str, bool] = {}
+    labels: dict[str, bool] = {}
+    for n, row in read_jsonl(path):
+        if "verdict" not in row or "conversation_id" not in row:
+            raise InputError(f"{path}:{n}: not a replay report row: write one with `halluwatch replay FILE --wait --out`")
+        conversation = row["conversation_id"]
+        if row.get("conversation_hallucination") is not None:
+            labels[conversation] = bool(row["conversation_hallucination"])
+        if row["verdict"] is None:
+            continue
+        try:
+            verdict = decide_again(from_dict(TurnVerdict, row["verdict"]))
+        except RecordError as exc:
+            raise InputError(f"{path}:{n}: the verdict record does not match this version of halluwatch ({exc})") from None
+        counts[verdict.label.value] += 1
+        flagged[conversation] = flagged.get(conversation, False) or verdict.label is Label.FALSE
+    if not labels:
+        return counts, None
+    gold = ["hallucination" if labels[c] else "factual" for c in labels]
+    predicted = ["hallucination" if flagged.get(c) else "factual" for c in labels]
+    metrics = classification_metrics(gold, predicted, ["factual", "hallucination"])
+    return counts, {"dialogues": len(labels), "accuracy": metrics.accuracy, "macro_f1": metrics.macro_f1}

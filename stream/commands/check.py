@@ -39,6 +39,13 @@ def format_check(result: CheckResult) -> str:
     for v in verdict.claim_verdicts:
         lines.append(f"  {v.claim_index + 1}. {v.claim_text}")
         lines.append(f"     -> {v.label.value.upper()} (confidence {v.confidence:.2f}{', closed-book' if v.closed_book else ''}): {v.justification}")
+        if v.abstained and v.abstained_from is not None:
+            lines.append(f"        abstained from {v.abstained_from.value}: selective score {v.selective_score:.2f} is below the threshold")
+        if v.sufficiency is not None:
+            lines.append(f"        evidence {v.sufficiency.label.value} (p={v.sufficiency.probability:.2f}): {v.sufficiency.reason}")
+        if v.fit is not None and v.fit.weakest:
+            lines.append(f"        evidence fit: mean token log-prob {v.fit.mean_logprob:.2f}, least expected word"
+                         f" \"{v.fit.weakest}\" ({v.fit.min_logprob:.1f}), contradiction margin {v.fit.contradiction:.1f}")
         for note in v.signals:
             lines.append(f"        signal: {note}")
     for s in result.claimset.skipped:

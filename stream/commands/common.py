@@ -14,12 +14,14 @@ from agents.selective import SelectiveModel
 from stream.settings import Settings
 
 
-def selective_model(settings: Settings) -> SelectiveModel:
-    """The selective-verdict model with the threshold the settings ask for."""
+def selective_model(settings: Settings) -> SelectiveModel | None:
+    """The selective-verdict model with the threshold the settings ask for; None never abstains."""
     for name, value in (("ABSTAIN_COVERAGE", settings.abstain_coverage), ("ABSTAIN_PRECISION", settings.abstain_precision),
                         ("ABSTAIN_THRESHOLD", settings.abstain_threshold)):
         if value is not None and not 0 <= value <= 1:
             raise InputError(f"HALLUWATCH_{name}={value} is out of range: give a number from 0 to 1")
+    if settings.abstain_threshold == 0:
+        return None  # a zero threshold never abstains: no calibration file needed
     model = SelectiveModel.load(settings.selective_path or SELECTIVE_PATH)
     if settings.abstain_threshold is not None:
         return dataclasses.replace(model, threshold=settings.abstain_threshold)

@@ -16,12 +16,31 @@ from stream.replay import (
     read_replay,
     replay_and_collect,
     report_rows,
+    rescore_report,
     summarize,
 )
+from agents.verify import redecide_verdict
+from schemas import Label
+from stream.commands.common import build_pipeline
 from stream.settings import Settings
 
 
+def run_rescore(args: argparse.Namespace, settings: Settings) -> int:
+    """Decide a replay report's verdicts again under the current calibration and threshold (no broker, no model)."""
+    pipeline = build_pipeline(settings)
+    counts, metrics = rescore_report(
+        args.file, lambda verdict: redecide_verdict(verdict, pipeline.calibration, pipeline.selective)
+    )
+    print("verdicts: " + ", ".join(f"{label.value} {counts[label.value]}" for label in Label))
+    if metrics is not None:
+        print(f"dialogue labels ({metrics['dialogues']} dialogues): accuracy {metrics['accuracy']:.3f},"
+              f" macro-F1 {metrics['macro_f1']:.3f}")
+    return 0
+
+
 async def run_replay(args: argparse.Namespace, settings: Settings) -> int:
+    if args.rescore:
+        return run_rescore(args, settings)
     if not settings.broker_url:
         raise ReplayError(
             "replay needs a broker: pass --broker kafka://host:9092 or set HALLUWATCH_BROKER"
@@ -45,7 +64,7 @@ async def run_replay(args: argparse.Namespace, settings: Settings) -> int:
     summary = summarize(sent, collected, replay.labels)
     print(format_summary(summary))
     if args.out:
-        args.out.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in report_rows(sent, collected)))
+        args.out.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in report_rows(sent, collected, replay.labels)))
         print(f"wrote {args.out}")
     if not finished:
         raise ReplayError(
