@@ -16,9 +16,13 @@ from schemas.records import (
     Evidence,
     FinGrActScore,
     JustificationRound,
+    KbDocumentRef,
+    KbUpdate,
     Label,
     LabelScores,
     Passage,
+    Preference,
+    PreferenceReason,
     PrimarySource,
     Role,
     Severity,
@@ -31,8 +35,8 @@ from schemas.records import (
 
 __all__ = [
     "Alert", "Citation", "Claim", "ClaimSet", "ClaimVerdict", "ContextLine", "Correction", "DeadLetter",
-    "ErrorFix", "Evidence", "FinGrActScore", "HalluwatchError", "JustificationRound", "Label",
-    "LabelScores", "NotJSONError", "Passage", "PrimarySource", "RecordError", "Role",
+    "ErrorFix", "Evidence", "FinGrActScore", "HalluwatchError", "JustificationRound", "KbDocumentRef", "KbUpdate", "Label",
+    "LabelScores", "NotJSONError", "Passage", "Preference", "PreferenceReason", "PrimarySource", "RecordError", "Role",
     "SchemaViolation", "Severity", "SkipReason", "SkippedSpan", "StageTiming", "Turn",
     "TurnVerdict", "decode", "derive_id", "encode", "from_dict", "to_dict",
 ]
