@@ -10,7 +10,10 @@ it (never deleting it), and a :class:`~schemas.KbUpdate` is published.
 Why a cheap gate before the model: a model call costs seconds on the
 embedded model, and most KB/web pairs agree or talk about different
 aspects. A pair is compared only when (a) both passages share at least
-``RELEVANT`` of the claim's content words (they are about the same claim),
+``RELEVANT`` of the claim's content words and of its words other than names
+and numbers (they are about the same subject and say something about what
+the claim asserts: a passage on the Eiffel Tower's repainting does not bear on
+when it was completed),
 (b) both are dated and the other one is strictly newer, and (c) they disagree
 on a fact a claim can hinge on: each names a number, or each names a
 proper name, that the other does not. That misses contradictions stated
@@ -22,6 +25,8 @@ one call. At most ``MAX_COMPARISONS`` calls per claim set bound the cost.
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -30,7 +35,9 @@ from agents.kb import KnowledgeBase, NewDocument
 from agents.llm import ModelRunner
 from agents.prompting import PromptTemplate
 from agents.text import content_words, coverage, names, numbers, truncate
-from schemas import Claim, Evidence, KbDocumentRef, KbUpdate, Passage, Preference, PreferenceReason, derive_id
+from schemas import Claim, Evidence, HalluwatchError, KbDocumentRef, KbUpdate, Passage, Preference, PreferenceReason, derive_id
+
+log = logging.getLogger("halluwatch.kb_update")
 
 RELEVANT = 0.3
 MAX_COMPARISONS = 3
@@ -38,8 +45,10 @@ PROMPT_CHARS = 400  # per passage in the prompt: enough for the fact, short enou
 
 
 class Choice(StrEnum):
-    EVIDENCE_1 = "evidence_1"
-    EVIDENCE_2 = "evidence_2"
+    # Named by age rather than by position: the small base model tends to pick whichever comes first
+    # when the options are "evidence_1" / "evidence_2".
+    OLDER = "older"
+    NEWER = "newer"
     TIE = "tie"
 
 
@@ -63,6 +72,11 @@ _REASON = {
 }
 
 
+def predicate_words(claim: str) -> set[str]:
+    """The claim's content words other than names and numbers: what it says about its subject."""
+    return {w for w in content_words(claim) if not w[0].isdigit()} - names(claim)
+
+
 def disagree(old: str, new: str) -> bool:
     """Each text has a number, or each has a name, that the other lacks."""
     n_old, n_new = numbers(old), numbers(new)
@@ -84,9 +98,11 @@ def candidates(evidence: Evidence, kb_name: str = "kb", limit: int = MAX_COMPARI
     found: list[Candidate] = []
     for claim in evidence.claimset.claims:
         words = content_words(claim.text)
+        said = predicate_words(claim.text)
 
         def relevant(p: Passage) -> bool:
-            return bool(p.published_at) and coverage(words, content_words(p.text)) >= RELEVANT
+            text = content_words(p.text)
+            return bool(p.published_at) and coverage(words, text) >= RELEVANT and coverage(said, text) >= RELEVANT
 
         stored = sorted((p for p in evidence.passages if p.retriever == kb_name and relevant(p)), key=lambda p: -p.score)
         fresh = sorted((p for p in evidence.passages if p.retriever != kb_name and relevant(p)),
@@ -123,15 +139,20 @@ async def update_knowledge_base(
     updates: list[KbUpdate] = []
     claimset = evidence.claimset
     for candidate in candidates(evidence, kb_name):
-        old_doc = await asyncio.to_thread(kb.by_passage_id, candidate.old.passage_id)
-        if old_doc is None or old_doc.superseded_by is not None:
-            continue  # not from this knowledge base, or already replaced (a replayed turn)
-        verdict = await compare(candidate, model, prompt)
-        if verdict.better is not Choice.EVIDENCE_2:
+        # A failed comparison or write skips this update only: the evidence itself must still reach verify.
+        try:
+            old_doc = await asyncio.to_thread(kb.by_passage_id, candidate.old.passage_id)
+            if old_doc is None or old_doc.superseded_by is not None:
+                continue  # not from this knowledge base, or already replaced (a replayed turn)
+            verdict = await compare(candidate, model, prompt)
+            if verdict.better is not Choice.NEWER:
+                continue
+            reason = f"{verdict.reason_category.value}: {verdict.reason}"
+            new_doc = await asyncio.to_thread(kb.supersede, old_doc.doc_id, NewDocument.from_passage(candidate.new),
+                                              reason, today)
+        except (HalluwatchError, sqlite3.Error) as exc:
+            log.warning("kb-update skipped for claim %s: %s", candidate.claim.claim_id, exc)
             continue
-        reason = f"{verdict.reason_category.value}: {verdict.reason}"
-        new_doc = await asyncio.to_thread(kb.supersede, old_doc.doc_id, NewDocument.from_passage(candidate.new),
-                                          reason, today)
         updates.append(KbUpdate(
             update_id=derive_id("kb-update", old_doc.passage_id, new_doc.passage_id),
             conversation_id=claimset.conversation_id,

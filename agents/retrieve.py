@@ -27,12 +27,13 @@ from agents.evidence import assemble_evidence, recency_note
 from agents.llm import ModelRunner
 from agents.prompting import PromptTemplate
 from agents.sources import find_sources
-from agents.text import content_words, coverage
+from agents.text import content_words, coverage, truncate
 from agents.timing import StageClock
 from schemas import Claim, ClaimSet, Evidence, Passage, PrimarySource
 from schemas.records import MAX_PASSAGES
 
 MIN_SCORE = 0.2
+MAX_NOTE_CHARS = 500  # Evidence.note's bound
 _SPACE = re.compile(r"\s+")
 
 
@@ -130,5 +131,5 @@ async def retrieve(
     recency = recency_note(result.passages, request.today)
     if recency:
         notes.append(recency)
-    evidence = assemble_evidence(claimset, result.passages, "; ".join(notes))
+    evidence = assemble_evidence(claimset, result.passages, truncate("; ".join(notes), MAX_NOTE_CHARS))
     return dataclasses.replace(evidence, timings=(clock.stop(),))

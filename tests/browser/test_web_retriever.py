@@ -24,7 +24,7 @@ async def test_answer_page_gives_dated_passages_with_cited_links(page_server, br
     assert result.reason == ""
     by_text = {p.text: p for p in result.passages}
     # Answer paragraphs take the URL and date of the source they cite.
-    new = by_text["In December 2020 Nepal and China jointly announced a new official height of 8,848.86 metres. [2]"]
+    new = by_text["In December 2020 Nepal and China jointly announced a new official height of Mount Everest: 8,848.86 metres. [2]"]
     assert (new.url, new.published_at, new.primary) == ("https://www.dos.gov.np/everest-height", "2020-12-08", True)
     old = by_text["Mount Everest was long given as 8,848 metres, a figure surveyed in 1955. [1]"]
     assert (old.url, old.published_at, old.primary) == ("https://www.example-atlas.com/everest-1955", "2005-03-01", False)

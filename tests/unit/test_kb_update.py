@@ -50,13 +50,14 @@ def test_gate_pairs_a_kb_passage_with_a_newer_disagreeing_one_only() -> None:
     older_web = passage("Mount Everest is 8,840 metres high, said the 1850 survey.", "https://old.example", "1999-01-01", "web")
     unrelated = passage("Paris hosts 30 million tourists a year.", "https://paris.example", "2024-01-01", "web")
     undated = passage("Mount Everest is 8,850 metres high.", "https://undated.example", None, "web")
-    found = candidates(evidence_with(old, new, older_web, unrelated, undated))
+    same_subject = passage("Mount Everest was climbed by 800 people in 2019.", "https://climb.example", "2020-01-01", "web")
+    found = candidates(evidence_with(old, new, older_web, unrelated, undated, same_subject))
     assert [(c.old.url, c.new.url) for c in found] == [("https://atlas.example", "https://gov.example")]
     assert candidates(evidence_with(old, older_web, unrelated, undated)) == []
 
 
 async def test_newer_evidence_that_wins_supersedes_the_kb_document(kb, scripted) -> None:
-    runner, backend = scripted({"kb_update": '{"better":"evidence_2","reason_category":"more_updated_information",'
+    runner, backend = scripted({"kb_update": '{"better":"newer","reason_category":"more_updated_information",'
                                              '"reason":"2 gives the 2020 height."}'})
     old = kb.find("https://atlas.example")[0].passage(TODAY, 0.8)
     new = passage(NEW_TEXT, "https://gov.example", "2020-12-08", "web")
@@ -67,15 +68,15 @@ async def test_newer_evidence_that_wins_supersedes_the_kb_document(kb, scripted)
     assert (update.preferred, update.reason_category, update.reason) == (Preference.NEW, PreferenceReason.MORE_RECENT, "2 gives the 2020 height.")
     assert (update.conversation_id, update.turn_id, update.claim_id, update.decided_at) == ("conv", "T1", "c1", TODAY)
     assert kb.get(1).superseded_by == 2 and kb.get(1).supersede_reason == "more_updated_information: 2 gives the 2020 height."
-    # The prompt put the KB passage first and the newer one second, with their dates.
-    assert "Evidence 1 (2005-03-01): Mount Everest is 8,848" in backend.prompts[0].variable
-    assert "Evidence 2 (2020-12-08): In December 2020" in backend.prompts[0].variable
+    # The prompt names the KB passage as the older one and the web passage as the newer, with their dates.
+    assert "Older (2005-03-01): Mount Everest is 8,848" in backend.prompts[0].variable
+    assert "Newer (2020-12-08): In December 2020" in backend.prompts[0].variable
     # Replaying the same evidence changes nothing: the old document is already superseded.
     assert await update_knowledge_base(evidence_with(old, new), kb, runner, PromptTemplate.load("kb_update"), TODAY) == []
     assert len(backend.prompts) == 1
 
 
-@pytest.mark.parametrize("better", ["evidence_1", "tie"])
+@pytest.mark.parametrize("better", ["older", "tie"])
 async def test_kb_document_that_wins_or_ties_stays(kb, scripted, better: str) -> None:
     runner, _ = scripted({"kb_update": f'{{"better":"{better}","reason_category":"more_context","reason":"r"}}'})
     old = kb.find("https://atlas.example")[0].passage(TODAY, 0.8)
