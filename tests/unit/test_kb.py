@@ -147,3 +147,32 @@ def test_cli_add_search_history_and_errors(tmp_path: Path) -> None:
         result = run_cli(*args)
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert result.returncode == 2 and len(lines) == 1 and fragment in lines[0], result.stderr
+
+
+def test_words_in_most_documents_do_not_select_candidates(tmp_path: Path) -> None:
+    kb = KnowledgeBase(tmp_path / "kb.sqlite3")
+    rows = [(i, {"text": f"Report number {i} about harbour traffic.", "url": f"https://r.example/{i}"}) for i in range(1, 601)]
+    rows.append((601, {"text": "The harbour lighthouse was rebuilt in 1902.", "url": "https://lighthouse.example"}))
+    kb.add(rows, ingested_at=TODAY)
+    # "harbour" is in every document: only the rarer words pick candidates, and the coverage still counts it.
+    assert kb._selective_query("harbour lighthouse rebuilt") == '"lighthouse" OR "rebuilt"'
+    assert [h.document.url for h in kb.search("harbour lighthouse rebuilt", today=TODAY)] == ["https://lighthouse.example"]
+    # Every word common: the rarest ones must appear together.
+    assert kb._selective_query("harbour traffic report") == '"harbour" AND "report"'
+    kb.close()
+
+
+def test_cli_history_and_stats(kb: KnowledgeBase) -> None:
+    newer = NewDocument(text="Mount Everest was re-measured in 2025 at 8,849.1 metres.", url="https://www.dos.gov.np/everest-2025",
+                        title="Everest 2025", publisher="", published_at="2025-06-01", ingested_at=None, primary=True)
+    kb.supersede(EVEREST_NEW, newer, "more_recent: a later survey", when="2026-01-10")
+    history = run_cli("kb", "history", "https://www.dos.gov.np/everest-height", "--kb", str(kb.path))
+    assert history.returncode == 0
+    assert history.stdout.splitlines() == [
+        "#2 published 2020-12-08, ingested 2021-01-05: Height of Mount Everest https://www.dos.gov.np/everest-height",
+        "  superseded on 2026-01-10 by #6: more_recent: a later survey",
+        "#6 published 2025-06-01, ingested 2026-01-10: Everest 2025 https://www.dos.gov.np/everest-2025",
+        "  (current)",
+    ]
+    stats = run_cli("kb", "stats", "--kb", str(kb.path))
+    assert "documents: 6 (5 current, 1 superseded, 3 primary sources, 1 undated)" in stats.stdout

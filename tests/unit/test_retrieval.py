@@ -139,3 +139,50 @@ async def test_retrieve_stage_notes_what_is_missing(scripted) -> None:
     assert evidence.note == "nothing recent found: the newest passage is from 2005-03-01, 7947 days before 2026-12-03"
     nothing = await retrieve(claimset, PassageIndex([]), runner, PromptTemplate.load("sources"), now=TODAY)
     assert nothing.passages == () and nothing.note == "nothing matched in passages"
+
+
+def test_worker_retrieval_from_settings(tmp_path, scripted) -> None:
+    from pathlib import Path
+
+    from stream.retrieval import build_retrieval, web_config
+    from stream.settings import Settings
+
+    evidence = Path(__file__).resolve().parents[2] / "stream" / "examples" / "demo_evidence.jsonl"
+    settings = Settings.from_env({
+        "HALLUWATCH_DATA_DIR": str(tmp_path), "HALLUWATCH_EVIDENCE": str(evidence),
+        "HALLUWATCH_RETRIEVAL_CACHE_SECONDS": "30", "HALLUWATCH_WEB_TIMEOUT": "7",
+        "HALLUWATCH_WEB_ANSWER_SELECTOR": "#answer",
+    })
+    assert settings.kb_file == tmp_path / "kb.sqlite3" and not settings.web_retriever
+    runner, _ = scripted({})
+    first = build_retrieval(settings, runner)
+    assert [(r.added, r.duplicates) for r in first.imported] == [(7, 0)]
+    assert first.web is None and first.kb_updater is None and first.cache.ttl_seconds == 30
+    first.close()
+    again = build_retrieval(settings, runner)
+    assert [(r.added, r.duplicates) for r in again.imported] == [(0, 7)]
+    again.close()
+    config = web_config(settings.override(web_retriever=True))
+    assert (config.timeout, config.answer_selector, config.url_template) == (
+        7.0, "#answer", "https://www.google.com/search?udm=50&hl=en&q={query}")
+    on = Settings.from_env({"HALLUWATCH_WEB_RETRIEVER": "on", "HALLUWATCH_KB": str(tmp_path / "other.sqlite3")})
+    assert on.web_retriever and on.kb_file == tmp_path / "other.sqlite3"
+
+
+async def test_knowledge_base_retriever_on_the_demo_evidence(tmp_path) -> None:
+    from pathlib import Path
+
+    from agents.kb import KnowledgeBase
+    from agents.kb_import import read_import_file
+    from agents.kb_retriever import KnowledgeBaseRetriever
+
+    kb = KnowledgeBase(tmp_path / "kb.sqlite3")
+    kb.add(read_import_file(Path(__file__).resolve().parents[2] / "stream" / "examples" / "demo_evidence.jsonl"), TODAY)
+    result = await KnowledgeBaseRetriever(kb).retrieve(request("The Eiffel Tower is in Berlin.", "Neil Armstrong walked on the Moon in 1969."))
+    urls = [p.url for p in result.passages]
+    assert sorted(urls[:2]) == ["https://www.nasa.gov/apollo11", "https://www.toureiffel.paris/en/the-monument/history"]
+    assert "https://www.berlin.de/mauerfall" in urls  # shares "Berlin": kept, ranked lower
+    assert all(p.retriever == "kb" and p.retrieved_at == TODAY for p in result.passages)
+    assert (await KnowledgeBaseRetriever(kb).retrieve(request("Quantum chromodynamics rules."))).reason == (
+        "nothing matched in the knowledge base")
+    kb.close()
