@@ -17,6 +17,7 @@ because a sqlite3 connection must not be shared between threads.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -107,7 +108,7 @@ class KbHit:
     score: float  # what results are ordered by
     relevance: float  # 0..1: BM25 (normalised over the candidates) and share of query words present
     proximity: float  # 0..1: closeness of the published date to the claim's date or to the present
-    primary: bool  # flagged primary at import, or its publisher/site is one the sources stage named
+    primary: bool  # flagged at import, an official (government, international) site, or named by the sources stage
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,14 @@ def proximity(published_at: str | None, references: Sequence[str]) -> float:
     if published_at is None:
         return 0.5
     return max(1.0 / (1.0 + _days_between(published_at, ref) / 365.0) for ref in references)
+
+
+# Sites of governments, international bodies and the military publish original records.
+_OFFICIAL_HOST = re.compile(r"(^|\.)(gov|mil|int)(\.[a-z]{2})?$|(^|\.)gouv\.[a-z]{2}$|(^|\.)europa\.eu$")
+
+
+def is_official(url: str) -> bool:
+    return bool(_OFFICIAL_HOST.search(urlsplit(url).hostname or ""))
 
 
 def hint_words(hints: Iterable[str]) -> set[str]:
@@ -454,7 +463,7 @@ class KnowledgeBase:
                 continue
             relevance = 0.5 * (-row["rank"] / best_rank) + 0.5 * share
             near = proximity(doc.published_at, references)
-            primary = doc.primary or looks_primary(doc.url, doc.publisher, hints)
+            primary = doc.primary or is_official(doc.url) or looks_primary(doc.url, doc.publisher, hints)
             score = relevance * (0.75 + 0.25 * near) * (PRIMARY_BOOST if primary else 1.0)
             hits.append(KbHit(doc, round(score, 4), round(relevance, 4), round(near, 4), primary))
         hits.sort(key=lambda h: (-h.score, h.document.doc_id))

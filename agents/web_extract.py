@@ -12,9 +12,9 @@ import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from urllib.parse import quote_plus, urlsplit
+from urllib.parse import quote_plus
 
-from agents.kb import hint_words, looks_primary
+from agents.kb import hint_words, is_official, looks_primary
 from agents.text import truncate
 from schemas import Claim, Passage, PrimarySource, derive_id
 from schemas.records import MAX_PASSAGE_CHARS
@@ -29,8 +29,6 @@ _ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+(\d{{4}})\b", re.I)
 _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I)
 _AGO = re.compile(r"\b(\d+)\s+(hour|day|week)s?\s+ago\b", re.I)
-# Sites of governments, international bodies and the military publish original records.
-_OFFICIAL_HOST = re.compile(r"(^|\.)(gov|mil|int)(\.[a-z]{2})?$|(^|\.)gouv\.[a-z]{2}$|(^|\.)europa\.eu$")
 
 
 def directive_query(claims: Sequence[Claim], claim_date: str | None, sources: Sequence[PrimarySource]) -> str:
@@ -75,10 +73,6 @@ def _at(position: int, year: int, month: int, day: int) -> list[tuple[int, dt.da
         return [(position, dt.date(year, month, day))]
     except ValueError:
         return []
-
-
-def is_official(url: str) -> bool:
-    return bool(_OFFICIAL_HOST.search(urlsplit(url).hostname or ""))
 
 
 @dataclass(frozen=True)
