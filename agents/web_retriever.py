@@ -19,6 +19,7 @@ Chromium and chromedriver come from the system (Debian ``chromium`` and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import queue
 import shutil
@@ -150,15 +151,19 @@ class BrowserPool:
         for arg in CHROMIUM_ARGS:
             options.add_argument(arg)
         options.add_argument(f"--user-data-dir={profile}")
+        driver = None
         try:
             # An explicit driver path: Selenium Manager would otherwise try to download one.
             driver = webdriver.Chrome(service=Service(executable_path=str(self.config.chromedriver_path)),
                                       options=options)
+            driver.set_page_load_timeout(self.config.timeout)
+            driver.set_script_timeout(self.config.timeout)
         except WebDriverException as exc:
+            if driver is not None:
+                with contextlib.suppress(WebDriverException):
+                    driver.quit()
             shutil.rmtree(profile, ignore_errors=True)
-            raise RetrievalError(f"Chromium did not start: {exc.msg or exc}") from None
-        driver.set_page_load_timeout(self.config.timeout)
-        driver.set_script_timeout(self.config.timeout)
+            raise RetrievalError(f"Chromium did not start: {(exc.msg or str(exc)).splitlines()[0]}") from None
         session = _Session(driver, profile)
         with self._lock:
             self.started += 1
@@ -197,6 +202,10 @@ class BrowserPool:
         except (WebDriverException, OSError) as exc:
             log.debug("browser did not quit cleanly: %s", exc)
         shutil.rmtree(session.profile, ignore_errors=True)
+
+    def warm(self) -> None:
+        """Start one browser now, so the first query does not pay for it; raises RetrievalError if it cannot."""
+        self.release(self.acquire(), healthy=True)
 
     def close(self) -> None:
         self._closed = True

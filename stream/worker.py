@@ -8,6 +8,8 @@ from typing import Any
 
 from prometheus_client import REGISTRY
 
+from agents.errors import RetrievalError
+
 from stream.app import create_app
 from stream.commands.common import build_pipeline
 from stream.retrieval import build_retrieval
@@ -31,6 +33,12 @@ def build_worker(settings: Settings, broker_url: str) -> Any:
     async def load_model() -> None:
         # Load at start-up so a bad model path stops the worker at once, not at the first turn.
         await pipeline.model.load()
+        if retrieval.web is not None:
+            try:
+                await asyncio.to_thread(retrieval.web.pool.warm)
+            except RetrievalError as exc:
+                # Not fatal: each web query will report the same reason as "no evidence from web".
+                log.warning("web retriever: %s", exc)
         stats = await asyncio.to_thread(retrieval.kb.stats)
         log.info("worker ready: knowledge base %s with %d current documents, web retriever %s, model %s",
                  stats.path, stats.current, "on" if retrieval.web else "off",
@@ -40,6 +48,10 @@ def build_worker(settings: Settings, broker_url: str) -> Any:
     async def close_retrieval(sender: Any, **kwargs: Any) -> None:
         # Browsers are separate processes: quit them, or they outlive the worker.
         retrieval.close()
+        if retrieval.cache is not None:
+            cache = retrieval.cache
+            log.info("retrieval cache: %d hits, %d misses (hit rate %.0f%%)", cache.hits, cache.misses,
+                     100 * cache.hit_rate)
 
     return app
 

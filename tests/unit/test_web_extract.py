@@ -87,3 +87,15 @@ def test_problem_with_page() -> None:
     assert problem_with(missing, "#a", ()) == "no element matches the answer selector '#a' on https://s.example/"
     empty = PageData("https://s.example/", "", True, (AnswerParagraph(" ", ()),), (), "")
     assert problem_with(empty, "#a", ()) == "the answer element on https://s.example/ is empty"
+
+
+async def test_missing_browser_is_a_reason_not_an_exception(tmp_path) -> None:
+    from agents.retrieve import RetrievalRequest
+    from agents.web_retriever import WebConfig, WebRetriever
+
+    retriever = WebRetriever(WebConfig(chromium_path=tmp_path / "no-chromium", timeout=2.0))
+    claim = Claim(claim_id="a", index=0, text="Everest is 8,848 m.")
+    result = await retriever.retrieve(RetrievalRequest(claims=(claim,), claim_date=None, sources=(), today=TODAY))
+    retriever.close()
+    assert result.passages == () and result.failed
+    assert result.reason.startswith(f"chromium not found at {tmp_path / 'no-chromium'}: install the Debian packages")
