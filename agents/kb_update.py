@@ -35,7 +35,9 @@ from agents.kb import KnowledgeBase, NewDocument
 from agents.llm import ModelRunner
 from agents.prompting import PromptTemplate
 from agents.text import content_words, coverage, names, numbers, truncate
-from schemas import Claim, Evidence, HalluwatchError, KbDocumentRef, KbUpdate, Passage, Preference, PreferenceReason, derive_id
+from schemas import (
+    Claim, Evidence, HalluwatchError, KbDocumentRef, KbUpdate, Passage, Preference, PreferenceReason, derive_id,
+)
 
 log = logging.getLogger("halluwatch.kb_update")
 

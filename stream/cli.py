@@ -134,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_kb(args, settings)
         if args.command == "web":
-            from stream.commands.kb_bench import run_web_bench
+            from stream.commands.retrieval_bench import run_web_bench
 
             return run_web_bench(args, settings)
         if args.command == "demo":

@@ -72,7 +72,7 @@ def open_kb(settings: Settings, must_exist: bool = True) -> KnowledgeBase:
 
 def run_kb(args: argparse.Namespace, settings: Settings) -> int:
     if args.kb_command == "bench":
-        from stream.commands.kb_bench import run_kb_bench
+        from stream.commands.retrieval_bench import run_kb_bench
 
         return run_kb_bench(args)
     if args.kb_command == "add" and not args.file.is_file():

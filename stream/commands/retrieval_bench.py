@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
 import itertools
 import random
 import statistics
@@ -65,8 +66,6 @@ def synthetic_rows(n: int, rng: random.Random, vocab: list[str]) -> Iterator[Row
 
 
 def _date(ordinal: int) -> str:
-    import datetime as dt
-
     return dt.date.fromordinal(ordinal).isoformat()
 
 
@@ -80,10 +79,10 @@ def bench_size(n: int, queries: int, directory: Path) -> dict[str, Any]:
         import_s = time.perf_counter() - started
         if report.added != n:
             raise KnowledgeBaseError(f"the benchmark generated {n} documents but {report.added} were stored")
-        conn_rows = [kb.get(rng.randint(1, n)) for _ in range(queries)]
+        sampled = [kb.get(rng.randint(1, n)) for _ in range(queries)]
         latencies: list[float] = []
         found = 0
-        for doc in conn_rows:
+        for doc in sampled:
             assert doc is not None
             words = doc.text.split()
             offset = rng.randint(0, max(0, len(words) - QUERY_WORDS))
