@@ -17,3 +17,11 @@ class ModelOutputError(ModelError):
 
 class InputError(HalluwatchError):
     """Input a stage cannot work on (empty text, unreadable evidence); the message says what to fix."""
+
+
+class KnowledgeBaseError(HalluwatchError):
+    """The knowledge base cannot be opened or an import cannot be read; the message says what to fix."""
+
+
+class RetrievalError(HalluwatchError):
+    """A retriever could not answer; the composite reports it as "no evidence from this retriever"."""

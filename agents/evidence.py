@@ -16,6 +16,9 @@ from agents.text import truncate
 from schemas import ClaimSet, Evidence, Passage, derive_id
 from schemas.records import MAX_PASSAGE_CHARS, MAX_PASSAGES
 
+# A passage published within this many days of retrieval counts as "recent" (evidence about the present).
+RECENT_DAYS = 365
+
 
 def chronological(passages: Iterable[Passage]) -> list[Passage]:
     """Oldest first; undated passages after the dated ones, best-scored first among equals."""
@@ -26,13 +29,27 @@ def assemble_evidence(claimset: ClaimSet, passages: Iterable[Passage], note: str
     unique: dict[str, Passage] = {}
     for p in passages:
         unique.setdefault(p.passage_id, p)
-    ordered = chronological(unique.values())[:MAX_PASSAGES]
+    # Keep the best-scored passages, then order them in time: cutting after ordering would drop the newest.
+    best = sorted(unique.values(), key=lambda p: -p.score)[:MAX_PASSAGES]
+    ordered = chronological(best)
     return Evidence(
         evidence_id=derive_id("evidence", claimset.conversation_id, claimset.turn_id),
         claimset=claimset,
         passages=tuple(ordered),
         note=note if ordered else (note or "no evidence found"),
     )
+
+
+def recency_note(passages: Iterable[Passage], today: str, recent_days: int = RECENT_DAYS) -> str:
+    """A note when no passage is recent: the evidence should cover the present, not only the claim's date."""
+    dated = [p.published_at for p in passages if p.published_at]
+    if not dated:
+        return "no dated passage: the evidence says nothing about when it was true" if passages else ""
+    newest = max(dated)
+    age = (dt.date.fromisoformat(today) - dt.date.fromisoformat(newest)).days
+    if age <= recent_days:
+        return ""
+    return f"nothing recent found: the newest passage is from {newest}, {age} days before {today}"
 
 
 def parse_date(value: Any) -> str | None:

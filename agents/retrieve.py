@@ -1,39 +1,88 @@
 """Stage 3, retrieve: chronological evidence for a claim set.
 
-A retriever takes the claim set (with its primary sources from the sources
-stage) and returns passages; :func:`retrieve` runs the sources stage first,
-then the retriever, and orders what comes back oldest first.
+Every retriever answers a :class:`RetrievalRequest` (the atomic claims, the
+date the claims were made, the primary sources from the sources stage and
+the date of "now") with a :class:`RetrievalResult`: passages, or no passages
+and the reason. :func:`retrieve` runs the sources stage first, then the
+retriever, and orders what comes back oldest first.
 
-:class:`PassageIndex` is the simplest retriever: passages loaded from JSONL
-files (the ``--evidence`` format), ranked by how many of a claim's words they
-share. The demo and the tests use it; the knowledge base and the web
-retriever plug in behind the same protocol.
+Retrievers behind this interface: :class:`PassageIndex` (passages loaded
+from JSONL files, ranked by shared words), the local knowledge base
+(:mod:`agents.kb_retriever`), the Selenium web retriever
+(:mod:`agents.web_retriever`) and the composite that queries several at once
+(:mod:`agents.composite`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from agents.datasets import read_passages
-from agents.evidence import assemble_evidence
+from agents.datasets import read_passages, today
+from agents.evidence import assemble_evidence, recency_note
 from agents.llm import ModelRunner
 from agents.prompting import PromptTemplate
 from agents.sources import find_sources
-from agents.text import content_words, coverage
+from agents.text import content_words, coverage, truncate
 from agents.timing import StageClock
-from schemas import ClaimSet, Evidence, Passage
+from schemas import Claim, ClaimSet, Evidence, Passage, PrimarySource
 from schemas.records import MAX_PASSAGES
 
 MIN_SCORE = 0.2
+MAX_NOTE_CHARS = 500  # Evidence.note's bound
+_SPACE = re.compile(r"\s+")
+
+
+@dataclasses.dataclass(frozen=True)
+class RetrievalRequest:
+    """What every retriever is asked: the claims, when they were made, where to look first, and today."""
+
+    claims: tuple[Claim, ...]
+    claim_date: str | None
+    sources: tuple[PrimarySource, ...]
+    today: str
+
+    @classmethod
+    def from_claimset(cls, claimset: ClaimSet, now: str | None = None) -> RetrievalRequest:
+        return cls(claims=claimset.claims, claim_date=claimset.claim_date, sources=claimset.sources,
+                   today=now or today())
+
+    def normalized_query(self) -> str:
+        """The claims lower-cased with collapsed spaces and no end punctuation: equal for trivially different texts."""
+        return " | ".join(_SPACE.sub(" ", c.text.lower()).strip(" .!?") for c in self.claims)
+
+    def cache_key(self) -> tuple[str, str]:
+        return self.normalized_query(), self.claim_date or "unknown"
+
+
+@dataclasses.dataclass(frozen=True)
+class RetrievalResult:
+    """A retriever's answer: passages, or none and why (a failure, a blocked page, nothing matched)."""
+
+    retriever: str
+    passages: tuple[Passage, ...]
+    reason: str = ""
+    seconds: float = 0.0
+    from_cache: bool = False
+
+    @property
+    def failed(self) -> bool:
+        """True when the retriever could not look (as opposed to looking and finding nothing)."""
+        return bool(self.reason) and not self.passages and not self.reason.startswith("nothing matched")
 
 
 class Retriever(Protocol):
     name: str
 
-    async def search(self, claimset: ClaimSet) -> list[Passage]: ...
+    async def retrieve(self, request: RetrievalRequest) -> RetrievalResult: ...
+
+
+def nothing_matched(name: str) -> str:
+    return f"nothing matched in {name}"
 
 
 @dataclasses.dataclass
@@ -51,9 +100,10 @@ class PassageIndex:
             passages.extend(read_passages(path, retriever="passages"))
         return cls(passages=passages, top_k=top_k)
 
-    async def search(self, claimset: ClaimSet) -> list[Passage]:
+    async def retrieve(self, request: RetrievalRequest) -> RetrievalResult:
+        started = time.perf_counter()
         scored: dict[str, Passage] = {}
-        for claim in claimset.claims:
+        for claim in request.claims:
             words = content_words(claim.text)
             ranked = sorted(
                 ((coverage(words, content_words(p.text)), p) for p in self.passages), key=lambda sp: -sp[0]
@@ -61,16 +111,25 @@ class PassageIndex:
             for score, passage in ranked[: self.top_k]:
                 if score >= MIN_SCORE and score > scored.get(passage.passage_id, passage).score:
                     scored[passage.passage_id] = dataclasses.replace(passage, score=round(score, 4))
-        return sorted(scored.values(), key=lambda p: -p.score)[:MAX_PASSAGES]
+        found = tuple(sorted(scored.values(), key=lambda p: -p.score)[:MAX_PASSAGES])
+        return RetrievalResult(self.name, found, "" if found else nothing_matched(self.name),
+                               time.perf_counter() - started)
 
 
 async def retrieve(
-    claimset: ClaimSet, retriever: Retriever, model: ModelRunner, sources_prompt: PromptTemplate
+    claimset: ClaimSet, retriever: Retriever, model: ModelRunner, sources_prompt: PromptTemplate,
+    now: str | None = None,
 ) -> Evidence:
-    """Primary sources, then passages from the retriever, ordered oldest first."""
+    """Primary sources, then passages from the retriever, ordered oldest first, with what is missing noted."""
     claimset = await find_sources(claimset, model, sources_prompt)
     clock = StageClock("retrieve")
-    passages = await retriever.search(claimset) if claimset.claims else []
-    note = "" if passages or not claimset.claims else f"no passage from {retriever.name} matched the claims"
-    evidence = assemble_evidence(claimset, passages, note)
+    if not claimset.claims:
+        return dataclasses.replace(assemble_evidence(claimset, ()), timings=(clock.stop(),))
+    request = RetrievalRequest.from_claimset(claimset, now)
+    result = await retriever.retrieve(request)
+    notes = [result.reason] if result.reason else []
+    recency = recency_note(result.passages, request.today)
+    if recency:
+        notes.append(recency)
+    evidence = assemble_evidence(claimset, result.passages, truncate("; ".join(notes), MAX_NOTE_CHARS))
     return dataclasses.replace(evidence, timings=(clock.stop(),))

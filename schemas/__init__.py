@@ -18,9 +18,13 @@ from schemas.records import (
     EvidenceFit,
     FinGrActScore,
     JustificationRound,
+    KbDocumentRef,
+    KbUpdate,
     Label,
     LabelScores,
     Passage,
+    Preference,
+    PreferenceReason,
     PrimarySource,
     Role,
     Severity,
@@ -33,9 +37,10 @@ from schemas.records import (
 )
 
 __all__ = [
-    "Alert", "Citation", "Claim", "ClaimSet", "ClaimSufficiency", "ClaimVerdict", "ContextLine", "Correction", "DeadLetter",
-    "ErrorFix", "Evidence", "EvidenceFit", "FinGrActScore", "HalluwatchError", "JustificationRound", "Label",
-    "LabelScores", "NotJSONError", "Passage", "PrimarySource", "RecordError", "Role",
-    "SchemaViolation", "Severity", "SkipReason", "SkippedSpan", "StageTiming", "Sufficiency", "Turn",
+    "Alert", "Citation", "Claim", "ClaimSet", "ClaimSufficiency", "ClaimVerdict", "ContextLine", "Correction",
+    "DeadLetter", "ErrorFix", "Evidence", "EvidenceFit", "FinGrActScore", "HalluwatchError", "JustificationRound",
+    "KbDocumentRef", "KbUpdate", "Label", "LabelScores", "NotJSONError", "Passage", "Preference", "PreferenceReason",
+    "PrimarySource", "RecordError", "Role", "SchemaViolation", "Severity", "SkipReason", "SkippedSpan", "StageTiming",
+    "Sufficiency", "Turn",
     "TurnVerdict", "decode", "derive_id", "encode", "from_dict", "to_dict",
 ]

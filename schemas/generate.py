@@ -31,6 +31,7 @@ WIRE_RECORDS: tuple[type, ...] = (
     records.Claim,
     records.Passage,
     records.DeadLetter,
+    records.KbUpdate,
 )
 
 

@@ -311,3 +311,45 @@ class DeadLetter:
     error_type: str = field(metadata=_text(200, 1))
     stage: str = field(metadata=_text(32, 1))
     failed_at: float = field(metadata={"minimum": 0})
+
+
+class Preference(StrEnum):
+    """Which of two passages is better for judging a claim (CAAFC's evidence comparison)."""
+
+    OLD = "old"
+    NEW = "new"
+    TIE = "tie"
+
+
+class PreferenceReason(StrEnum):
+    MORE_CONTEXT = "more_context"
+    MORE_RECENT = "more_recent"
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class KbDocumentRef:
+    """A knowledge-base document as a kb-update names it."""
+
+    doc_id: int = field(metadata={"minimum": 1})
+    url: str = field(metadata=_text(2_000))
+    title: str = field(metadata=_text(500))
+    published_at: str | None = field(metadata={"pattern": DATE_PATTERN})
+
+
+@dataclass(frozen=True)
+class KbUpdate:
+    """Fresher evidence replaced a knowledge-base document for a claim; the old one is kept, superseded."""
+
+    update_id: str = field(metadata=_text(64, 1))
+    conversation_id: str = field(metadata=_text(200, 1))
+    turn_id: str = field(metadata=_text(200, 1))
+    claim_id: str = field(metadata=_text(64, 1))
+    claim_text: str = field(metadata=_text(1_000, 1))
+    old: KbDocumentRef
+    new: KbDocumentRef
+    new_retriever: str = field(metadata=_text(64, 1))
+    preferred: Preference
+    reason_category: PreferenceReason
+    reason: str = field(metadata=_text(500))
+    decided_at: str = field(metadata={"pattern": DATE_PATTERN})

@@ -107,10 +107,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", type=Path, default=Path("bench.json"), help="where to write the JSON results")
     bench.add_argument("--repeat", type=int, default=2, help="passes over the bundled turns per mode")
     _model_flags(bench)
+
+    from stream.commands.kb import add_parsers
+
+    add_parsers(sub)
     return parser
 
 
-SETTING_FLAGS = ("calibration_path", "max_rounds", "broker_url", "partitions", "selective_path", "abstain_threshold")
+SETTING_FLAGS = ("calibration_path", "max_rounds", "broker_url", "partitions", "selective_path", "abstain_threshold", "kb_path")
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -152,6 +156,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from stream.commands.replay import run_replay
 
             return asyncio.run(run_replay(args, settings))
+        if args.command == "kb":
+            from stream.commands.kb import run_kb
+
+            return run_kb(args, settings)
+        if args.command == "web":
+            from stream.commands.retrieval_bench import run_web_bench
+
+            return run_web_bench(args, settings)
         if args.command == "demo":
             from stream.commands.demo import run_demo
 

@@ -42,7 +42,24 @@ class Settings:
     worker_concurrency: int = 1
     metrics_port: int = 9464
     session_timeout: float = 10.0  # seconds before the group gives a dead worker's partitions to another
-    evidence_files: tuple[Path, ...] = ()  # JSONL passages the worker's retriever searches
+    evidence_files: tuple[Path, ...] = ()  # JSONL passages the worker imports into its knowledge base
+    # Retrieval: the knowledge base (always), the web retriever (when switched on), the cache and kb-update.
+    kb_path: Path | None = None  # None: kb.sqlite3 in data_dir
+    web_retriever: bool = False
+    web_url_template: str | None = None  # None: Google's AI mode (agents.web_retriever.WebConfig)
+    web_answer_selector: str | None = None
+    web_link_selector: str | None = None
+    web_date_selector: str | None = None
+    web_timeout: float = 20.0  # seconds per web query
+    web_browsers: int = 2  # Chromium sessions kept and reused
+    chromium_path: Path = Path("/usr/bin/chromium")
+    chromedriver_path: Path = Path("/usr/bin/chromedriver")
+    retrieval_cache_seconds: float = 600.0  # identical requests within this window come from the cache; 0 = off
+    kb_update: bool = True  # let fresher web evidence supersede knowledge-base documents
+
+    @property
+    def kb_file(self) -> Path:
+        return self.kb_path or self.data_dir / "kb.sqlite3"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -109,4 +126,16 @@ _ENV_FIELDS: dict[str, tuple[str, Any]] = {
     "METRICS_PORT": ("metrics_port", int),
     "SESSION_TIMEOUT": ("session_timeout", float),
     "EVIDENCE": ("evidence_files", _paths),
+    "KB": ("kb_path", _path),
+    "WEB_RETRIEVER": ("web_retriever", _bool),
+    "WEB_URL_TEMPLATE": ("web_url_template", str),
+    "WEB_ANSWER_SELECTOR": ("web_answer_selector", str),
+    "WEB_LINK_SELECTOR": ("web_link_selector", str),
+    "WEB_DATE_SELECTOR": ("web_date_selector", str),
+    "WEB_TIMEOUT": ("web_timeout", float),
+    "WEB_BROWSERS": ("web_browsers", int),
+    "CHROMIUM": ("chromium_path", _path),
+    "CHROMEDRIVER": ("chromedriver_path", _path),
+    "RETRIEVAL_CACHE_SECONDS": ("retrieval_cache_seconds", float),
+    "KB_UPDATE": ("kb_update", _bool),
 }

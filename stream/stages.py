@@ -26,6 +26,8 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from agents.pipeline import Pipeline
+from agents.datasets import today
+from agents.kb_update import KbUpdater
 from agents.retrieve import Retriever, retrieve
 from agents.segment import CONTEXT_TURNS, segment
 from agents.verify import verify
@@ -114,6 +116,7 @@ class StageRunner:
     retriever: Retriever
     context: Any  # Faust table: conversation_id -> recent turns (list of {"role", "text"})
     delivered: Any  # Faust table: correction/alert id -> True, so a replayed turn raises no second alert
+    kb_updater: KbUpdater | None = None  # None: no retriever can supersede knowledge-base documents
 
     async def consume(
         self, stream: Any, stage: str, record_type: type[R], handle: Callable[[R, Any], Awaitable[list[Output]]]
@@ -157,7 +160,11 @@ class StageRunner:
 
     async def on_claimset(self, claimset: ClaimSet, event: Any) -> list[Output]:
         p = self.pipeline
-        return [(self.topics.evidence, await retrieve(claimset, self.retriever, p.model, p.prompts.sources))]
+        evidence = await retrieve(claimset, self.retriever, p.model, p.prompts.sources)
+        outputs: list[Output] = [(self.topics.evidence, evidence)]
+        if self.kb_updater is not None:
+            outputs += [(self.topics.kb_updates, u) for u in await self.kb_updater(evidence, today())]
+        return outputs
 
     async def on_evidence(self, evidence: Evidence, event: Any) -> list[Output]:
         p = self.pipeline
@@ -187,13 +194,17 @@ class StageRunner:
         return True
 
 
-def wire(app: Any, topics: Topics, pipeline: Pipeline, retriever: Retriever, partitions: int) -> StageRunner:
+def wire(
+    app: Any, topics: Topics, pipeline: Pipeline, retriever: Retriever, partitions: int,
+    kb_updater: KbUpdater | None = None,
+) -> StageRunner:
     """Create the tables and the four agents on ``app``."""
     runner = StageRunner(
         app=app,
         topics=topics,
         pipeline=pipeline,
         retriever=retriever,
+        kb_updater=kb_updater,
         # The app's serializers are raw, so table keys and values are bytes (JSON for the context).
         context=app.Table("conversation-context", key_type=bytes, value_type=bytes, partitions=partitions),
         delivered=app.Table("delivered-outputs", key_type=bytes, value_type=bytes, partitions=partitions),

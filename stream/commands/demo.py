@@ -1,8 +1,10 @@
 """``halluwatch demo``: the whole stream on its embedded defaults, with no configuration.
 
-Starts the embedded broker and a worker process, replays the bundled
-conversations (some with planted factual errors, with a small dated evidence
-file), prints each alert and correction as it arrives, then a summary.
+Imports a small dated evidence file into a fresh local knowledge base (in a
+temporary data directory), starts the embedded broker and a worker process
+that retrieves its evidence from that knowledge base, replays the bundled
+conversations (some with planted factual errors), prints each alert and
+correction with its dated sources as it arrives, then a summary.
 """
 
 from __future__ import annotations
@@ -11,7 +13,12 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+from agents.datasets import today
+from agents.kb import KnowledgeBase
+from agents.kb_import import read_import_file
 
 from schemas import Alert, Correction, DeadLetter
 from stream.app import bootstrap_servers
@@ -43,13 +50,16 @@ def print_record(record: object) -> None:
               f" FinGrAct {record.score.total}/7")
         print(f"  said:      {record.original_text}")
         print(f"  corrected: {record.corrected_text}")
+        cited = {c.passage_id: c for e in record.errors for c in e.citations}.values()
+        for citation in cited:
+            print(f"  cites:     {citation.url} ({citation.published_at or 'undated'})")
     elif isinstance(record, DeadLetter):
         print(f"\ndead letter from {record.source_topic}: {record.reason}")
     sys.stdout.flush()
 
 
 def worker_command(args: argparse.Namespace, broker_url: str) -> list[str]:
-    command = [sys.executable, "-m", "stream.cli", "worker", "--broker", broker_url, "--evidence", str(EVIDENCE)]
+    command = [sys.executable, "-m", "stream.cli", "worker", "--broker", broker_url]
     values = vars(args)
     for dest, flag in FORWARDED:
         if values.get(dest) is not None:
@@ -57,12 +67,30 @@ def worker_command(args: argparse.Namespace, broker_url: str) -> list[str]:
     return command
 
 
+def prepare_knowledge_base(data_dir: Path) -> Path:
+    """A fresh knowledge base holding the demo's dated evidence; its path."""
+    path = data_dir / "kb.sqlite3"
+    kb = KnowledgeBase(path)
+    try:
+        report = kb.add(read_import_file(EVIDENCE), ingested_at=today())
+        stats = kb.stats()
+    finally:
+        kb.close()
+    print(f"knowledge base {path}: {report.added} dated documents from {EVIDENCE.name}"
+          f" (published {stats.oldest} to {stats.newest})", flush=True)
+    return path
+
+
 async def run_demo(args: argparse.Namespace, settings: Settings) -> int:
     replay = read_replay(CONVERSATIONS)
-    with EmbeddedBroker() as broker:
+    with tempfile.TemporaryDirectory(prefix="halluwatch-demo-") as data_dir, EmbeddedBroker() as broker:
+        kb_path = prepare_knowledge_base(Path(data_dir))
         settings = settings.override(broker_url=broker.url)
         print(f"embedded broker at {broker.url}; starting a worker (model loads in a few seconds)", flush=True)
-        worker = subprocess.Popen(worker_command(args, broker.url), env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        # The worker searches only the demo's knowledge base; the web stays off (the demo needs no network).
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "HALLUWATCH_DATA_DIR": data_dir, "HALLUWATCH_KB": str(kb_path),
+               "HALLUWATCH_WEB_RETRIEVER": "off", "HALLUWATCH_EVIDENCE": ""}
+        worker = subprocess.Popen(worker_command(args, broker.url), env=env)
         try:
             sent, collected, finished = await replay_and_collect(
                 replay.turns,

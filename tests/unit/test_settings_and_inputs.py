@@ -28,7 +28,8 @@ def test_bad_env_value_names_the_variable() -> None:
 def test_every_prompt_renders(name: str) -> None:
     template = PromptTemplate.load(name)
     assert SEPARATOR not in template.static
-    fields = {"context": "user: hi", "text": 'He said "{x}"', "claims": "1. c", "evidence": "[1] e", "claim": "c"}
+    fields = {"context": "user: hi", "text": 'He said "{x}"', "claims": "1. c", "evidence": "[1] e", "claim": "c",
+              "old_date": "2001-01-01", "old_text": "o", "new_date": "2002-02-02", "new_text": "n"}
     prompt = template.render(**fields)
     assert prompt.text.startswith(template.static)
     assert prompt.variable.strip(), name
