@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--broker", dest="broker_url", help="kafka://host:9092 (default: HALLUWATCH_BROKER, else an embedded broker)")
     worker.add_argument("--evidence", action="append", type=Path, dest="evidence_files", help="JSONL passages to search (repeatable)")
     worker.add_argument("--partitions", type=int, dest="partitions", help="partitions per topic")
+    worker.add_argument("--metrics-port", type=int, dest="metrics_port", help="HTTP port for /metrics and /alerts (default 9464)")
     worker.add_argument("--loglevel", default="WARNING", help="worker log level")
     _model_flags(worker)
 
@@ -87,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-SETTING_FLAGS = ("calibration_path", "max_rounds", "broker_url", "partitions")
+SETTING_FLAGS = ("calibration_path", "max_rounds", "broker_url", "partitions", "metrics_port")
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
