@@ -85,6 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", type=Path, default=Path("bench.json"), help="where to write the JSON results")
     bench.add_argument("--repeat", type=int, default=2, help="passes over the bundled turns per mode")
     _model_flags(bench)
+
+    bench_metrics = sub.add_parser("bench-metrics", help="worker throughput with metrics on vs off, and the metrics code-path cost")
+    bench_metrics.add_argument("--out", type=Path, default=Path("bench-metrics.json"), help="where to write the JSON results")
+    bench_metrics.add_argument("--rounds", type=int, default=2, help="pairs of rounds (metrics off and on)")
+    bench_metrics.add_argument("--repeat", type=int, default=2000, help="repetitions of the timed metrics code path")
+    bench_metrics.add_argument("--timeout", type=float, default=900.0, help="give up on a round after this many seconds")
+    _model_flags(bench_metrics)
     return parser
 
 
@@ -114,6 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from stream.commands.bench import run_bench
 
             return asyncio.run(run_bench(args, settings))
+        if args.command == "bench-metrics":
+            from stream.commands.bench_metrics import run_bench_metrics
+
+            return asyncio.run(run_bench_metrics(args, settings))
         if args.command == "worker":
             from stream.commands.worker import run_worker_command
 

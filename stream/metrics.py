@@ -72,7 +72,7 @@ class PipelineMetrics:
         ns = NAMESPACE
         r = registry
         self.stage_seconds = Histogram(
-            "stage_duration_seconds", "Wall time to process one message in a stage, decode to outputs sent",
+            "stage_duration_seconds", "Wall time to process one message in a stage, decode to outputs sent (dead letters are counted apart)",
             ["stage"], namespace=ns, registry=r, buckets=STAGE_BUCKETS,
         )
         self.end_to_end_seconds = Histogram(

@@ -61,6 +61,7 @@ async def run_demo(args: argparse.Namespace, settings: Settings) -> int:
     with EmbeddedBroker() as broker:
         settings = settings.override(broker_url=broker.url)
         print(f"embedded broker at {broker.url}; starting a worker (model loads in a few seconds)", flush=True)
+        print(f"live alerts page: http://127.0.0.1:{settings.metrics_port}/alerts", flush=True)
         worker = subprocess.Popen(worker_command(args, broker.url), env={**os.environ, "PYTHONUNBUFFERED": "1"})
         try:
             sent, collected, finished = await replay_and_collect(

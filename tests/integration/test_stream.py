@@ -23,7 +23,7 @@ import pytest
 
 from schemas import ClaimSet, DeadLetter, Label, Role, Turn, decode, derive_id
 from stream.app import bootstrap_servers, topic_name
-from stream.broker import EmbeddedBroker
+from stream.broker import EmbeddedBroker, free_port
 from stream.replay import Collector, LoggedTurn, ensure_topics, expected_verdict_ids, publish, wait_for
 from stream.settings import Settings
 
@@ -43,7 +43,8 @@ def stream_settings(broker: EmbeddedBroker, tmp: Path) -> Settings:
     return Settings(broker_url=broker.url, topic_prefix=prefix, partitions=2, data_dir=tmp, evidence_files=(EVIDENCE,))
 
 
-def start_worker(settings: Settings) -> subprocess.Popen[bytes]:
+def start_worker(settings: Settings, **extra_env: str) -> subprocess.Popen[bytes]:
+    """A worker process; its web server gets a free port unless HALLUWATCH_METRICS_PORT is given."""
     env = {
         **os.environ,
         "HALLUWATCH_TOPIC_PREFIX": settings.topic_prefix,
@@ -52,6 +53,8 @@ def start_worker(settings: Settings) -> subprocess.Popen[bytes]:
         "HALLUWATCH_EVIDENCE": ",".join(str(p) for p in settings.evidence_files),
         "HALLUWATCH_SESSION_TIMEOUT": "6",
         "HALLUWATCH_N_THREADS": "2",
+        "HALLUWATCH_METRICS_PORT": str(free_port()),
+        **extra_env,
     }
     return subprocess.Popen(
         [sys.executable, "-m", "stream.cli", "worker", "--broker", settings.broker_url or ""], env=env, cwd=ROOT
@@ -62,8 +65,8 @@ def start_worker(settings: Settings) -> subprocess.Popen[bytes]:
 def workers() -> Iterator[Callable[[Settings], subprocess.Popen[bytes]]]:
     started: list[subprocess.Popen[bytes]] = []
 
-    def make(settings: Settings) -> subprocess.Popen[bytes]:
-        process = start_worker(settings)
+    def make(settings: Settings, **extra_env: str) -> subprocess.Popen[bytes]:
+        process = start_worker(settings, **extra_env)
         started.append(process)
         return process
 
