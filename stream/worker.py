@@ -41,8 +41,7 @@ def halluwatch_version() -> str:
 def build_worker(settings: Settings, broker_url: str) -> tuple[Any, WorkerWeb]:
     """The Faust app and its web service (start both: ``faust.Worker(app, web)``)."""
     app, topics = create_app(settings, broker_url)
-    pipeline = build_pipeline(settings)
-    retriever = PassageIndex.from_files(settings.evidence_files)
+    # Metrics first: the retriever (its cache) records into them too.
     registry: CollectorRegistry | None = None
     metrics: Metrics = NoMetrics()
     if settings.metrics_enabled:
@@ -50,6 +49,8 @@ def build_worker(settings: Settings, broker_url: str) -> tuple[Any, WorkerWeb]:
         pipeline_metrics = PipelineMetrics(registry)
         pipeline_metrics.set_build_info(halluwatch_version(), model_name(settings), settings.model.n_gpu_layers)
         metrics = pipeline_metrics
+    pipeline = build_pipeline(settings)
+    retriever = PassageIndex.from_files(settings.evidence_files)
     wire(app, topics, pipeline, retriever, settings.partitions, metrics)
     short_names = {topic_name(settings, n): n for n in TOPIC_NAMES if n in CONSUMED}
 
