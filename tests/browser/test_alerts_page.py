@@ -75,9 +75,10 @@ async def until(driver: Any, condition: Callable[[Any], Any], timeout: float = 3
 
 
 def shown_ids(driver: Any) -> list[str]:
-    from selenium.webdriver.common.by import By
-
-    return [e.get_attribute("data-alert-id") for e in driver.find_elements(By.CSS_SELECTOR, "#alerts > li")]
+    # Read in one script: the page may redraw between two WebDriver calls, making found elements stale.
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('#alerts > li')).map((li) => li.dataset.alertId);"
+    )
 
 
 async def open_page(driver: Any, url: str) -> None:
