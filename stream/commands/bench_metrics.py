@@ -8,7 +8,9 @@ worker is larger than the effect being measured:
    and consumer group each round, after a warm-up turn). With metrics on,
    /metrics is scraped every second during the round, five times as often as
    the compose stack's Prometheus does. Throughput is assistant turns per
-   second from the first publish to the last verdict, correction and alert.
+   second from the first publish to the last verdict, correction and alert;
+   the worker's CPU time over the same span (all its threads, from /proc) is
+   reported too, as it is less disturbed by other processes on the machine.
 2. code path: the metrics calls the worker makes for one turn, replayed on the
    records that round 1 produced, and one scrape of /metrics, each timed over
    many repetitions, against the measured per-turn processing time.
@@ -50,10 +52,21 @@ class Round:
     assistant_turns: int
     seconds: float
     scrapes: int
+    cpu_seconds: float | None  # the worker process's user + system time during the round (Linux)
 
     @property
     def throughput(self) -> float:
         return self.assistant_turns / self.seconds
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process and all its threads so far; None where /proc is missing."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()  # after the command name, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def wait_http(url: str, process: subprocess.Popen[bytes], timeout: float = 180.0) -> None:
@@ -103,9 +116,10 @@ async def run_round(
             raise ReplayError("the warm-up turn got no verdict: raise --timeout or check the worker's messages")
         stop = asyncio.Event()
         scraper = asyncio.create_task(scrape_loop(f"http://127.0.0.1:{port}/metrics", stop)) if metrics else None
-        started = time.perf_counter()
+        started, cpu_before = time.perf_counter(), cpu_seconds(worker.pid)
         sent, collected, ok = await replay_and_collect(turns, bootstrap, round_settings, args.timeout, alive=alive)
-        seconds = time.perf_counter() - started
+        seconds, cpu_after = time.perf_counter() - started, cpu_seconds(worker.pid)
+        cpu = cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None
         stop.set()
         scrapes = await scraper if scraper else 0
         if not ok:
@@ -117,7 +131,7 @@ async def run_round(
         except subprocess.TimeoutExpired:
             worker.kill()
     assistant = sum(t.role is Role.ASSISTANT for t in sent)
-    return Round(metrics=metrics, assistant_turns=assistant, seconds=seconds, scrapes=scrapes), collected
+    return Round(metrics=metrics, assistant_turns=assistant, seconds=seconds, scrapes=scrapes, cpu_seconds=cpu), collected
 
 
 def stage_messages(collected: Collected) -> list[tuple[str, object, list[tuple[Any, object]]]]:
@@ -174,6 +188,7 @@ async def run_bench_metrics(args: argparse.Namespace, settings: Settings) -> int
                 rounds.append(result)
                 print(f"round {n + 1} metrics {'on ' if metrics else 'off'}: {result.assistant_turns} assistant turns in"
                       f" {result.seconds:.1f}s = {result.throughput:.4f} turns/s"
+                      + (f", worker CPU {result.cpu_seconds:.1f}s" if result.cpu_seconds is not None else "")
                       + (f" ({result.scrapes} scrapes)" if metrics else ""), flush=True)
     assert first_collected is not None
     on = [r for r in rounds if r.metrics]
@@ -181,6 +196,11 @@ async def run_bench_metrics(args: argparse.Namespace, settings: Settings) -> int
     throughput_on = sum(r.assistant_turns for r in on) / sum(r.seconds for r in on)
     throughput_off = sum(r.assistant_turns for r in off) / sum(r.seconds for r in off)
     turn_seconds = 1 / throughput_off
+    cpu_ratio = None
+    if all(r.cpu_seconds is not None for r in rounds):
+        cpu_on = sum(r.cpu_seconds or 0.0 for r in on) / sum(r.assistant_turns for r in on)
+        cpu_off = sum(r.cpu_seconds or 0.0 for r in off) / sum(r.assistant_turns for r in off)
+        cpu_ratio = cpu_on / cpu_off
     cost = code_path_cost(first_collected, args.repeat)
     record_share = cost["record_seconds_per_turn"] / turn_seconds
     scrape_share = cost["scrape_seconds"] / COMPOSE_SCRAPE_INTERVAL
@@ -193,6 +213,7 @@ async def run_bench_metrics(args: argparse.Namespace, settings: Settings) -> int
             "round_spread_off": (max(r.throughput for r in off) - min(r.throughput for r in off)) / throughput_off
             if len(off) > 1 else None,
             "scrape_every_seconds": SCRAPE_EVERY,
+            "cpu_seconds_per_turn_ratio_on_over_off": cpu_ratio,
         },
         "code_path": cost | {
             "seconds_per_turn_processing": turn_seconds,
@@ -203,6 +224,8 @@ async def run_bench_metrics(args: argparse.Namespace, settings: Settings) -> int
     args.out.write_text(dump_json(report))
     print(f"\nstream: metrics on {throughput_on:.4f} turns/s, off {throughput_off:.4f} turns/s,"
           f" ratio on/off {throughput_on / throughput_off:.3f}")
+    if cpu_ratio is not None:
+        print(f"        worker CPU seconds per turn, on/off: {cpu_ratio:.3f}")
     if report["stream"]["round_spread_off"] is not None:
         print(f"        spread between metrics-off rounds: {report['stream']['round_spread_off']:.1%} of their mean")
     print(f"code path: {cost['record_seconds_per_turn'] * 1e6:.0f} us of metrics work per assistant turn"

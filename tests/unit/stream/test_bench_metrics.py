@@ -30,3 +30,18 @@ def test_code_path_cost_is_positive_and_small() -> None:
     cost = code_path_cost(collected(), repeat=50)
     assert 0 < cost["record_seconds_per_turn"] < 0.01
     assert 0 < cost["scrape_seconds"] < 0.1
+
+
+def test_cpu_seconds_of_a_process_grows_with_work() -> None:
+    import os
+    import time
+
+    from stream.commands.bench_metrics import cpu_seconds
+
+    before = cpu_seconds(os.getpid())
+    assert before is not None  # Linux: /proc is there
+    end = time.process_time() + 0.3
+    while time.process_time() < end:
+        pass
+    assert cpu_seconds(os.getpid()) - before >= 0.2
+    assert cpu_seconds(2**22 + 12345) is None  # no such process
