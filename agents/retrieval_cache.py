@@ -3,7 +3,7 @@
 The same claims are checked again and again (a bot repeating itself, a
 replay, redelivered messages); a web query costs seconds, so an identical
 request within the window is answered from memory. Hits and misses are
-counted on the cache and, when a registry is given, as a Prometheus counter.
+counted on the cache and reported to ``on_lookup`` (the worker's metrics).
 """
 
 from __future__ import annotations
@@ -12,20 +12,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from agents.retrieve import RetrievalRequest, RetrievalResult
-
-
-class CacheMetrics:
-    """Built once from a registry (tests pass a fresh CollectorRegistry)."""
-
-    def __init__(self, registry: Any):
-        from prometheus_client import Counter
-
-        self.requests = Counter(
-            "halluwatch_retrieval_cache_requests", "Retrieval requests by cache outcome", ["result"], registry=registry
-        )
 
 
 @dataclass
@@ -33,7 +21,7 @@ class RetrievalCache:
     ttl_seconds: float
     max_entries: int = 2048
     clock: Callable[[], float] = time.monotonic
-    metrics: CacheMetrics | None = None
+    on_lookup: Callable[[bool], None] | None = None  # called with hit=True/False on every look-up
     hits: int = 0
     misses: int = 0
     _entries: OrderedDict[tuple[str, str], tuple[float, RetrievalResult]] = field(default_factory=OrderedDict)
@@ -68,5 +56,5 @@ class RetrievalCache:
             self.hits += 1
         else:
             self.misses += 1
-        if self.metrics is not None:
-            self.metrics.requests.labels(result=outcome).inc()
+        if self.on_lookup is not None:
+            self.on_lookup(outcome == "hit")

@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--broker", dest="broker_url", help="kafka://host:9092 (default: HALLUWATCH_BROKER, else an embedded broker)")
     worker.add_argument("--evidence", action="append", type=Path, dest="evidence_files", help="JSONL passages to search (repeatable)")
     worker.add_argument("--partitions", type=int, dest="partitions", help="partitions per topic")
+    worker.add_argument("--metrics-port", type=int, dest="metrics_port", help="HTTP port for /metrics and /alerts (default 9464)")
     worker.add_argument("--loglevel", default="WARNING", help="worker log level")
     _model_flags(worker)
 
@@ -108,13 +109,21 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeat", type=int, default=2, help="passes over the bundled turns per mode")
     _model_flags(bench)
 
+    bench_metrics = sub.add_parser("bench-metrics", help="worker throughput with metrics on vs off, and the metrics code-path cost")
+    bench_metrics.add_argument("--out", type=Path, default=Path("bench-metrics.json"), help="where to write the JSON results")
+    bench_metrics.add_argument("--rounds", type=int, default=2, help="pairs of rounds (metrics off and on)")
+    bench_metrics.add_argument("--repeat", type=int, default=2000, help="repetitions of the timed metrics code path")
+    bench_metrics.add_argument("--timeout", type=float, default=900.0, help="give up on a round after this many seconds")
+    _model_flags(bench_metrics)
+
     from stream.commands.kb import add_parsers
 
     add_parsers(sub)
     return parser
 
 
-SETTING_FLAGS = ("calibration_path", "max_rounds", "broker_url", "partitions", "selective_path", "abstain_threshold", "kb_path")
+SETTING_FLAGS = ("calibration_path", "max_rounds", "broker_url", "partitions", "selective_path", "abstain_threshold",
+                 "kb_path", "metrics_port")
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -144,6 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from stream.commands.bench import run_bench
 
             return asyncio.run(run_bench(args, settings))
+        if args.command == "bench-metrics":
+            from stream.commands.bench_metrics import run_bench_metrics
+
+            return asyncio.run(run_bench_metrics(args, settings))
         if args.command == "worker":
             from stream.commands.worker import run_worker_command
 

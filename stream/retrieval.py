@@ -9,6 +9,8 @@ composite with the time-window cache.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import dataclasses
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +23,7 @@ from agents.kb_retriever import KnowledgeBaseRetriever
 from agents.kb_update import KbUpdater
 from agents.llm import ModelRunner
 from agents.prompting import PromptTemplate
-from agents.retrieval_cache import CacheMetrics, RetrievalCache
+from agents.retrieval_cache import RetrievalCache
 from agents.retrieve import Retriever
 from agents.web_retriever import WebConfig, WebRetriever
 from stream.settings import Settings
@@ -58,7 +60,9 @@ class Retrieval:
         self.kb.close()
 
 
-def build_retrieval(settings: Settings, model: ModelRunner, registry: Any = None) -> Retrieval:
+def build_retrieval(
+    settings: Settings, model: ModelRunner, on_cache_lookup: Callable[[bool], None] | None = None
+) -> Retrieval:
     kb = KnowledgeBase(settings.kb_file)
     reports = tuple(kb.add(read_import_file(path), ingested_at=today()) for path in settings.evidence_files)
     retrievers: list[Retriever] = [KnowledgeBaseRetriever(kb)]
@@ -67,8 +71,7 @@ def build_retrieval(settings: Settings, model: ModelRunner, registry: Any = None
         retrievers.append(web)
     cache = None
     if settings.retrieval_cache_seconds > 0:
-        cache = RetrievalCache(settings.retrieval_cache_seconds,
-                               metrics=CacheMetrics(registry) if registry is not None else None)
+        cache = RetrievalCache(settings.retrieval_cache_seconds, on_lookup=on_cache_lookup)
     # Only fresher passages from another retriever can supersede a KB document: without the web there is none.
     updater = KbUpdater(kb, model, PromptTemplate.load("kb_update")) if settings.kb_update and web else None
     return Retrieval(CompositeRetriever(retrievers, cache), kb, cache, web, updater, reports)

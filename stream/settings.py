@@ -40,7 +40,9 @@ class Settings:
     topic_prefix: str = "halluwatch."
     partitions: int = 4
     worker_concurrency: int = 1
-    metrics_port: int = 9464
+    metrics_port: int = 9464  # the worker's HTTP port: /metrics, /alerts, /api/alerts
+    metrics_host: str = "127.0.0.1"  # 0.0.0.0 in a container, so Prometheus can scrape it
+    metrics_enabled: bool = True  # off: nothing recorded and no /metrics (the overhead benchmark)
     session_timeout: float = 10.0  # seconds before the group gives a dead worker's partitions to another
     evidence_files: tuple[Path, ...] = ()  # JSONL passages the worker imports into its knowledge base
     # Retrieval: the knowledge base (always), the web retriever (when switched on), the cache and kb-update.
@@ -124,6 +126,8 @@ _ENV_FIELDS: dict[str, tuple[str, Any]] = {
     "PARTITIONS": ("partitions", int),
     "WORKER_CONCURRENCY": ("worker_concurrency", int),
     "METRICS_PORT": ("metrics_port", int),
+    "METRICS_HOST": ("metrics_host", str),
+    "METRICS": ("metrics_enabled", _bool),
     "SESSION_TIMEOUT": ("session_timeout", float),
     "EVIDENCE": ("evidence_files", _paths),
     "KB": ("kb_path", _path),

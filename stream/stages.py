@@ -22,7 +22,7 @@ import logging
 import orjson
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from agents.pipeline import Pipeline
@@ -50,6 +50,7 @@ from schemas import (
     encode,
 )
 from stream.app import Topics
+from stream.metrics import Metrics, NoMetrics
 
 log = logging.getLogger("halluwatch.stream")
 R = TypeVar("R")
@@ -117,12 +118,14 @@ class StageRunner:
     context: Any  # Faust table: conversation_id -> recent turns (list of {"role", "text"})
     delivered: Any  # Faust table: correction/alert id -> True, so a replayed turn raises no second alert
     kb_updater: KbUpdater | None = None  # None: no retriever can supersede knowledge-base documents
+    metrics: Metrics = field(default_factory=NoMetrics)
 
     async def consume(
         self, stream: Any, stage: str, record_type: type[R], handle: Callable[[R, Any], Awaitable[list[Output]]]
     ) -> None:
         async for event in stream.events():
             message = event.message
+            started = time.perf_counter()
             try:
                 record = decode(record_type, event.value)
                 outputs = await handle(record, event)
@@ -135,11 +138,13 @@ class StageRunner:
                 continue
             for topic, out in outputs:
                 await topic.send(key=message.key, value=encode(out))
+            self.metrics.message_done(stage, record, outputs, time.perf_counter() - started, time.time())
 
     async def _dead_letter(self, event: Any, stage: str, exc: BaseException) -> None:
         m = event.message
         log.warning("dead letter from %s[%s]@%s in %s: %s", m.topic, m.partition, m.offset, stage, exc)
         await self.topics.dlq.send(key=m.key, value=encode(dead_letter(event, stage, exc)))
+        self.metrics.dead_letter(stage, type(exc).__name__)
 
     # --- the four stages -------------------------------------------------------------------
 
@@ -196,7 +201,7 @@ class StageRunner:
 
 def wire(
     app: Any, topics: Topics, pipeline: Pipeline, retriever: Retriever, partitions: int,
-    kb_updater: KbUpdater | None = None,
+    kb_updater: KbUpdater | None = None, metrics: Metrics | None = None,
 ) -> StageRunner:
     """Create the tables and the four agents on ``app``."""
     runner = StageRunner(
@@ -208,6 +213,7 @@ def wire(
         # The app's serializers are raw, so table keys and values are bytes (JSON for the context).
         context=app.Table("conversation-context", key_type=bytes, value_type=bytes, partitions=partitions),
         delivered=app.Table("delivered-outputs", key_type=bytes, value_type=bytes, partitions=partitions),
+        metrics=metrics or NoMetrics(),
     )
 
     @app.agent(topics.turns, name="segment", concurrency=1)

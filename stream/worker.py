@@ -1,33 +1,65 @@
-"""A halluwatch worker: the Faust app with the four stage agents, the model and the retriever."""
+"""A halluwatch worker: the Faust app with the four stage agents, the model, the retriever and its web server."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import socket
+from importlib import metadata
 from typing import Any
 
-from prometheus_client import REGISTRY
+from prometheus_client import CollectorRegistry
 
 from agents.errors import RetrievalError
-
-from stream.app import create_app
+from stream.alert_feed import AlertBuffer, AlertFeed
+from stream.app import TOPIC_NAMES, bootstrap_servers, create_app, topic_name
 from stream.commands.common import build_pipeline
+from stream.errors import StreamError
+from stream.lag import consumer_lags
+from stream.metrics import Metrics, NoMetrics, PipelineMetrics
 from stream.retrieval import build_retrieval
 from stream.settings import Settings
 from stream.stages import wire
+from stream.web import WorkerWeb
 
 log = logging.getLogger("halluwatch.stream")
+LAG_INTERVAL = 5.0  # seconds between consumer-lag readings
+# The stage agents' input topics: the ones a worker consumes and so can lag on.
+CONSUMED = ("turns", "claimsets", "evidence", "verdicts")
 
 
-def build_worker(settings: Settings, broker_url: str) -> Any:
+def model_name(settings: Settings) -> str:
+    path = settings.model.model_path
+    return path.name if path else "gemma3-270m-q4_k_m (embedded)"
+
+
+def halluwatch_version() -> str:
+    try:
+        return metadata.version("halluwatch")
+    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown"
+
+
+def build_worker(settings: Settings, broker_url: str) -> tuple[Any, WorkerWeb]:
+    """The Faust app and its web service (start both: ``faust.Worker(app, web)``)."""
     app, topics = create_app(settings, broker_url)
+    # Metrics first: the retriever (its cache) records into them too.
+    registry: CollectorRegistry | None = None
+    metrics: Metrics = NoMetrics()
+    if settings.metrics_enabled:
+        registry = CollectorRegistry()
+        pipeline_metrics = PipelineMetrics(registry)
+        pipeline_metrics.set_build_info(halluwatch_version(), model_name(settings), settings.model.n_gpu_layers)
+        metrics = pipeline_metrics
     pipeline = build_pipeline(settings)
-    retrieval = build_retrieval(settings, pipeline.model, registry=REGISTRY)
+    retrieval = build_retrieval(settings, pipeline.model, on_cache_lookup=metrics.retrieval_cache)
     for path, report in zip(settings.evidence_files, retrieval.imported):
-        log.log(logging.WARNING if report.bad else logging.INFO, "imported %s into the knowledge base: %d added, %d already there, %d bad rows%s", path,
-                    report.added, report.duplicates, len(report.bad),
-                    "".join(f"; line {b.line}: {b.reason}" for b in report.bad[:5]))
-    wire(app, topics, pipeline, retrieval.retriever, settings.partitions, retrieval.kb_updater)
+        log.log(logging.WARNING if report.bad else logging.INFO,
+                "imported %s into the knowledge base: %d added, %d already there, %d bad rows%s", path,
+                report.added, report.duplicates, len(report.bad),
+                "".join(f"; line {b.line}: {b.reason}" for b in report.bad[:5]))
+    wire(app, topics, pipeline, retrieval.retriever, settings.partitions, retrieval.kb_updater, metrics)
+    short_names = {topic_name(settings, n): n for n in TOPIC_NAMES if n in CONSUMED}
 
     @app.task
     async def load_model() -> None:
@@ -42,7 +74,7 @@ def build_worker(settings: Settings, broker_url: str) -> Any:
         stats = await asyncio.to_thread(retrieval.kb.stats)
         log.info("worker ready: knowledge base %s with %d current documents, web retriever %s, model %s",
                  stats.path, stats.current, "on" if retrieval.web else "off",
-                 settings.model.model_path or "embedded")
+                 model_name(settings))
 
     @app.on_before_shutdown.connect
     async def close_retrieval(sender: Any, **kwargs: Any) -> None:
@@ -53,13 +85,38 @@ def build_worker(settings: Settings, broker_url: str) -> Any:
             log.info("retrieval cache: %d hits, %d misses (hit rate %.0f%%)", cache.hits, cache.misses,
                      100 * cache.hit_rate)
 
-    return app
+    if settings.metrics_enabled:
+
+        @app.timer(interval=LAG_INTERVAL)
+        async def record_lag() -> None:
+            metrics.set_consumer_lag(await consumer_lags(app.consumer, short_names))
+
+    feed = AlertFeed(bootstrap_servers(broker_url), topic_name(settings, "alerts"), AlertBuffer())
+    web = WorkerWeb(settings.metrics_host, settings.metrics_port, feed, registry)
+    return app, web
+
+
+def check_port(settings: Settings) -> None:
+    """A clear error before start-up rather than a crash of the web service inside Faust."""
+    with socket.socket() as s:
+        # As aiohttp binds: a port left in TIME_WAIT by a stopped worker is free, a listening one is not.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((settings.metrics_host, settings.metrics_port))
+            return
+        except OSError:
+            pass
+        raise StreamError(
+            f"port {settings.metrics_port} on {settings.metrics_host} is taken (another worker?): give each worker"
+            " on a host its own HALLUWATCH_METRICS_PORT (--metrics-port)"
+        ) from None
 
 
 def run_worker(settings: Settings, broker_url: str, loglevel: str = "WARNING") -> None:
     """Run until SIGINT/SIGTERM; more workers with the same settings share the partitions."""
     import faust
 
-    app = build_worker(settings, broker_url)
-    worker = faust.Worker(app, loglevel=loglevel, quiet=True)
+    check_port(settings)
+    app, web = build_worker(settings, broker_url)
+    worker = faust.Worker(app, web, loglevel=loglevel, quiet=True)
     worker.execute_from_commandline()

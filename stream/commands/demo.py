@@ -91,6 +91,7 @@ async def run_demo(args: argparse.Namespace, settings: Settings) -> int:
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "HALLUWATCH_DATA_DIR": data_dir, "HALLUWATCH_KB": str(kb_path),
                "HALLUWATCH_WEB_RETRIEVER": "off", "HALLUWATCH_EVIDENCE": ""}
         worker = subprocess.Popen(worker_command(args, broker.url), env=env)
+        print(f"live alerts page: http://127.0.0.1:{settings.metrics_port}/alerts", flush=True)
         try:
             sent, collected, finished = await replay_and_collect(
                 replay.turns,

@@ -1,14 +1,24 @@
-"""The example AI-answer site on a local port, and one shared headless Chromium for the browser tests."""
+"""Real headless Chromium (Debian chromium + chromium-driver) driven by Selenium; nothing is downloaded.
+
+Fixtures: the example AI-answer site on a local port with one shared browser pool (web retriever
+tests), and a plain Chromium driver (alerts page tests), both started with the retriever's flags.
+"""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from agents import example_pages
 from agents.example_pages import ExamplePages
-from agents.web_retriever import BrowserPool, WebConfig
+from agents.web_retriever import CHROMIUM_ARGS, BrowserPool, WebConfig
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
 @pytest.fixture(scope="session")
@@ -33,3 +43,24 @@ def browser_pool(page_server: ExamplePages) -> Iterator[BrowserPool]:
     pool = BrowserPool(local_config(page_server))
     yield pool
     pool.close()
+
+
+@pytest.fixture
+def chrome() -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+        if shutil.which(path) is None:
+            pytest.fail(f"{path} is missing: apt-get install {package} (CI does this in .ci/run)")
+    profile = tempfile.mkdtemp(prefix="halluwatch-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (*CHROMIUM_ARGS, f"--user-data-dir={profile}", "--window-size=1280,1000"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)

@@ -23,7 +23,7 @@ import pytest
 
 from schemas import ClaimSet, DeadLetter, Label, Role, Turn, decode, derive_id
 from stream.app import bootstrap_servers, topic_name
-from stream.broker import EmbeddedBroker
+from stream.broker import EmbeddedBroker, free_port
 from stream.replay import Collector, LoggedTurn, ensure_topics, expected_verdict_ids, publish, wait_for
 from stream.settings import Settings
 
@@ -43,7 +43,8 @@ def stream_settings(broker: EmbeddedBroker, tmp: Path) -> Settings:
     return Settings(broker_url=broker.url, topic_prefix=prefix, partitions=2, data_dir=tmp, evidence_files=(EVIDENCE,))
 
 
-def start_worker(settings: Settings, extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+def start_worker(settings: Settings, **extra_env: str) -> subprocess.Popen[bytes]:
+    """A worker process; its web server gets a free port unless HALLUWATCH_METRICS_PORT is given."""
     env = {
         **os.environ,
         "HALLUWATCH_TOPIC_PREFIX": settings.topic_prefix,
@@ -52,7 +53,8 @@ def start_worker(settings: Settings, extra_env: dict[str, str] | None = None) ->
         "HALLUWATCH_EVIDENCE": ",".join(str(p) for p in settings.evidence_files),
         "HALLUWATCH_SESSION_TIMEOUT": "6",
         "HALLUWATCH_N_THREADS": "2",
-        **(extra_env or {}),
+        "HALLUWATCH_METRICS_PORT": str(free_port()),
+        **extra_env,
     }
     return subprocess.Popen(
         [sys.executable, "-m", "stream.cli", "worker", "--broker", settings.broker_url or ""], env=env, cwd=ROOT
@@ -63,8 +65,8 @@ def start_worker(settings: Settings, extra_env: dict[str, str] | None = None) ->
 def workers() -> Iterator[Callable[[Settings], subprocess.Popen[bytes]]]:
     started: list[subprocess.Popen[bytes]] = []
 
-    def make(settings: Settings, extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        process = start_worker(settings, extra_env)
+    def make(settings: Settings, **extra_env: str) -> subprocess.Popen[bytes]:
+        process = start_worker(settings, **extra_env)
         started.append(process)
         return process
 
@@ -181,7 +183,7 @@ async def test_replaying_twice_raises_no_second_alert(broker, collector, workers
 async def test_abstained_verdicts_raise_no_alert(broker, collector, workers) -> None:
     settings, c = collector
     # A threshold of 1 makes every verdict that is not already unverifiable abstain.
-    worker = workers(settings, {"HALLUWATCH_ABSTAIN_THRESHOLD": "1"})
+    worker = workers(settings, HALLUWATCH_ABSTAIN_THRESHOLD="1")
     sent = await publish(EIFFEL[:2], bootstrap_servers(broker.url), settings)
     assert await wait_for(c, sent, WAIT, alive=lambda: worker.poll() is None)
     verdict = c.collected.verdicts[derive_id("verdict", "conv-eiffel", "T1")]
