@@ -436,7 +436,8 @@ def format_report(report: Report) -> str:
     lines += ["", "confusion (rows gold, columns predicted): " + " / ".join(report.pipeline.labels)]
     for label, row in zip(report.pipeline.labels, report.pipeline.confusion):
         lines.append(f"{label:<16}" + "".join(f"{v:>7}" for v in row))
-    lines += ["", f"{'stage':<14}{'calls':>7}{'median s':>10}{'p95 s':>8}{'model s':>9}"]
+    if report.stage_seconds:
+        lines += ["", f"{'stage':<14}{'calls':>7}{'median s':>10}{'p95 s':>8}{'model s':>9}"]
     for stage, s in report.stage_seconds.items():
         lines.append(f"{stage:<14}{int(s['calls']):>7}{s['median']:>10.3f}{s['p95']:>8.3f}{s['mean_model']:>9.3f}")
     for name, summary in (("all rows", report.selective), ("held-out rows", report.selective_held_out)):
@@ -448,6 +449,9 @@ def format_report(report: Report) -> str:
                          f"{summary.alert_precision:>9.3f}{summary.alert_recall:>9.3f}{summary.auc:>7.3f}{summary.auc_without_sufficiency:>16.3f}")
     if report.mean_fingract is not None:
         lines.append(f"\nmean FinGrAct score of corrections: {report.mean_fingract:.2f} / 7")
-    lines.append(f"total {report.total_seconds:.0f}s, of which model {report.model_seconds:.0f}s")
+    if report.stage_seconds:
+        lines.append(f"total {report.total_seconds:.0f}s, of which model {report.model_seconds:.0f}s")
+    else:
+        lines.append("re-decided from saved judgements: the timings are those of the run that saved them")
     return "\n".join(lines)
 

@@ -529,6 +529,8 @@ class ModelRunner:
         self._backend: Backend | None = backend
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="halluwatch-model")
         self._lock = threading.Lock()  # guards lazy backend creation inside the model thread
+        # Values derived from this model alone (e.g. label priors), computed once by the stages.
+        self.memo: dict[Any, Any] = {}
 
     @property
     def backend_name(self) -> str:

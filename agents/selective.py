@@ -39,7 +39,7 @@ from schemas import ClaimSufficiency, EvidenceFit, Passage, RecordError, from_di
 FEATURES: tuple[str, ...] = ("sufficiency", "confidence", "evidence_fit", "log_passages", "recent", "log_claim_words")
 NO_SUFFICIENCY = ("confidence", "evidence_fit", "log_passages", "recent", "log_claim_words")
 DEFAULT_PATH = Path(__file__).parent / "selective_calibration.json"
-DEFAULT_COVERAGE = 0.7  # without a target: keep the most trusted 70% of verdicts
+DEFAULT_COVERAGE = 0.9  # without a target: abstain on the least trusted tenth of verdicts
 
 
 def _recent(passages: Sequence[Passage], claim_date: str | None) -> float:

@@ -24,7 +24,10 @@ class ScriptedBackend:
 
     answers: dict[str, Answer]
     # Per family, the label probabilities to report at each "label" position of the answer.
-    label_scores: dict[str, Sequence[LabelScores | dict[str, float]]] = field(default_factory=dict)
+    # (or a function of the prompt giving them).
+    label_scores: dict[str, Sequence[LabelScores | dict[str, float]] | Callable[[Prompt], Sequence[LabelScores]]] = field(
+        default_factory=dict
+    )
     # Per family, the token scores of each `Prompt.scored` piece; by default every word of a piece
     # scores -1.0 with no alternative, a neutral fit.
     token_scores: dict[str, Callable[[str], tuple[TokenScore, ...]]] = field(default_factory=dict)
@@ -39,12 +42,16 @@ class ScriptedBackend:
         text = answer(prompt) if callable(answer) else answer
         return RawGeneration(
             text=text,
-            label_probs=tuple(_probs(s) for s in self.label_scores.get(prompt.family, ())),
+            label_probs=tuple(_probs(s) for s in self._label_scores(prompt)),
             token_scores=tuple(self.token_scores.get(prompt.family, neutral_scores)(piece) for piece in prompt.scored),
             prompt_tokens=len(prompt.text.split()),
             reused_tokens=0,
             generated_tokens=len(text.split()),
         )
+
+    def _label_scores(self, prompt: Prompt) -> Sequence[LabelScores | dict[str, float]]:
+        scores = self.label_scores.get(prompt.family, ())
+        return scores(prompt) if callable(scores) else scores
 
     def close(self) -> None:
         pass

@@ -66,6 +66,23 @@ class Judgement:
     verdict: ModelVerdict
     scores: LabelScores  # its probability mass on each label
     fit: EvidenceFit
+    # The model's label scores at this claim's position on a content-free input with as many claims
+    # (see position_priors), and at the first position; None: no correction.
+    prior: LabelScores | None = None
+    first_prior: LabelScores | None = None
+
+    def debiased(self) -> LabelScores:
+        """The label scores with the position bias divided out, on the scale of a first claim.
+
+        Contextual calibration: the small model labels later claims of a list by their position
+        (measured: "false" for the second claim whatever it says); dividing by what it says at that
+        position about "N/A" and multiplying by what it says at the first position removes that.
+        """
+        if self.prior is None or self.first_prior is None:
+            return self.scores
+        raw = {label: self.scores.of(label) / max(self.prior.of(label), 1e-6) * self.first_prior.of(label) for label in Label}
+        total = sum(raw.values()) or 1.0
+        return LabelScores(**{label.value: raw[label] / total for label in Label})
 
 
 def aggregate(labels: Sequence[Label]) -> Label:
@@ -165,6 +182,28 @@ def features(model_scores: LabelScores, signals: Signals, fit: EvidenceFit) -> t
     return tuple(model_scores.of(label) for label in Label) + signals.values + fitted
 
 
+CONTENT_FREE = "N/A"
+
+
+async def position_priors(model: ModelRunner, prompts: VerifyPrompts, count: int, with_evidence: bool) -> tuple[LabelScores, ...]:
+    """The model's label scores at each of ``count`` positions for content-free claims and evidence.
+
+    Computed once per (prompt, count) and kept on the runner: it depends only on the model and prompt.
+    """
+    key = ("verify-position-priors", with_evidence, count)
+    if key not in model.memo:
+        claims = numbered([CONTENT_FREE] * count)
+        if with_evidence:
+            rendered = prompts.with_evidence.render(evidence=f"[1] undated {CONTENT_FREE}", claims=claims)
+        else:
+            rendered = prompts.closed_book.render(claims=claims)
+        schema = schema_for(VerifyOutput)
+        schema["properties"]["verdicts"]["minItems"] = schema["properties"]["verdicts"]["maxItems"] = count
+        generation = await model.generate(rendered, VerifyOutput, max_tokens=72 * count + 16, schema=schema)
+        model.memo[key] = tuple(generation.label_scores) + (UNIFORM,) * (count - len(generation.label_scores))
+    return model.memo[key]
+
+
 async def judge(
     evidence: Evidence,
     model: ModelRunner,
@@ -191,9 +230,10 @@ async def judge(
     generation = await model.generate(rendered, VerifyOutput, max_tokens=72 * len(claims) + 16, schema=schema)
     clock.add(generation)
     scores = list(generation.label_scores) + [UNIFORM] * len(claims)
+    priors = await position_priors(model, prompts, len(claims), bool(evidence.passages))
     return [
-        Judgement(verdict=v, scores=s, fit=evidence_fit(t))
-        for v, s, t in zip(generation.output.verdicts, scores, generation.token_scores)
+        Judgement(verdict=v, scores=s, fit=evidence_fit(t), prior=prior, first_prior=priors[0])
+        for v, s, t, prior in zip(generation.output.verdicts, scores, generation.token_scores, priors)
     ], clock
 
 
@@ -216,7 +256,8 @@ def decide(
     for claim, judgement in zip(evidence.claimset.claims, judged):
         raw, model_scores = judgement.verdict, judgement.scores
         signals = claim_signals(claim.text, passages)
-        scores = calibration.combine(features(model_scores, signals, judgement.fit))
+        adjusted = judgement.debiased()
+        scores = calibration.combine(features(adjusted, signals, judgement.fit))
         label = scores.best()
         cited = (passages[signals.best_passage].passage_id,) if signals.best_passage is not None else ()
         why = raw.why if raw.label == label else f"{raw.why} (the model alone said {raw.label.value})"
@@ -245,6 +286,7 @@ def decide(
                 cited_passages=cited,
                 closed_book=not passages,
                 fit=judgement.fit,
+                adjusted_scores=adjusted,
                 sufficiency=check,
                 selective_score=selective_score,
                 abstained=abstained_from is not None,
@@ -265,7 +307,7 @@ def recorded_judgements(verdict: TurnVerdict) -> list[Judgement]:
     return [
         Judgement(
             ModelVerdict(v.model_scores.best(), v.justification[:120]),
-            v.model_scores,
+            v.adjusted_scores or v.model_scores,  # already without the position bias
             v.fit or EvidenceFit(mean_logprob=0.0, min_logprob=0.0, contradiction=0.0, weakest=""),
         )
         for v in verdict.claim_verdicts

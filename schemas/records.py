@@ -211,6 +211,8 @@ class ClaimVerdict:
     cited_passages: tuple[str, ...] = field(metadata={"max_items": MAX_PASSAGES})
     closed_book: bool = False  # judged from the model's own knowledge, without evidence
     fit: EvidenceFit | None = None
+    # model_scores with the model's position bias divided out: what the calibration reads.
+    adjusted_scores: LabelScores | None = None
     sufficiency: ClaimSufficiency | None = None
     # Selective verdicts: the estimated probability that the verdict is right. Below the threshold the
     # verdict abstains: `label` becomes unverifiable, `abstained_from` keeps what it would have been.

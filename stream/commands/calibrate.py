@@ -94,6 +94,8 @@ def format_fit(fit: SelectiveFit) -> str:
 async def run_calibrate(args: argparse.Namespace, settings: Settings) -> int:
     if args.file is None and args.judgements is None:
         raise InputError("give a labelled data file, or --judgements FILE from `halluwatch eval --save-judgements`")
+    # The judgements are collected without abstaining: the model being fitted decides that.
+    settings = settings.override(abstain_threshold=0.0)
     run = await judged_run(args, settings)
     source = f"fitted on even rows of {(args.judgements or args.file).name} ({len(run.cases)} rows)"
     fit = fit_selective(selective_rows(run, build_pipeline(settings).calibration), source,

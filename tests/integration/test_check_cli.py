@@ -5,14 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: with the embedded 270M model and the calibration fitted on AVeriTeC, the verifier labels"
-    " the Berlin claim true and the 1889 claim false (see the issue notes); strict, so a fix shows up as XPASS",
-)
 def test_check_finds_the_wrong_city(tmp_path: Path) -> None:
     evidence = tmp_path / "evidence.jsonl"
     evidence.write_text(json.dumps({

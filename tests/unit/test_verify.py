@@ -54,14 +54,21 @@ async def test_verify_asks_once_per_turn_with_dated_evidence(scripted) -> None:
     runner, backend = scripted(
         {"verify": '{"verdicts":[{"label":"false","why":"[1] says Paris"},{"label":"true","why":"ok"}]}',
          "sufficiency": SUFFICIENT},
-        label_scores={"verify": [LabelScores(0.1, 0.8, 0.1), LabelScores(0.7, 0.2, 0.1)]},
+        # Content-free "N/A" claims get even scores: no position bias to divide out.
+        label_scores={"verify": lambda p: [UNIFORM] * 2 if "N/A" in p.variable else
+                      [LabelScores(0.1, 0.8, 0.1), LabelScores(0.7, 0.2, 0.1)]},
     )
     evidence = assemble_evidence(
         claimset("X is in Berlin.", "X opened in 1889."),
         [passage("X is in Paris. X opened in 1889.", "p2", "2020-01-01"), passage("Old note on X.", "p1", "1990-05-05")],
     )
     verdict = await verify(evidence, runner, VerifyPrompts.load(), VerifyCalibration.identity())
-    assert [p.family for p in backend.prompts] == ["sufficiency", "verify"], "one sufficiency and one verify call"
+    # One sufficiency call and one verify call; the content-free call that measures the position bias
+    # for two claims comes once per model and is remembered.
+    assert [p.family for p in backend.prompts] == ["sufficiency", "verify", "verify"]
+    assert "N/A" in backend.prompts[2].variable and "N/A" not in backend.prompts[1].variable
+    await verify(evidence, runner, VerifyPrompts.load(), VerifyCalibration.identity())
+    assert len(backend.prompts) == 5
     variable = backend.prompts[1].variable
     assert backend.prompts[1].scored == (" X is in Berlin.", " X opened in 1889.")
     assert variable.index("1990-05-05") < variable.index("2020-01-01"), "evidence must be oldest first"
@@ -75,7 +82,7 @@ async def test_no_evidence_means_closed_book(scripted) -> None:
     runner, backend = scripted({"verify_closed_book": '{"verdicts":[{"label":"true","why":"known"}]}'})
     evidence = assemble_evidence(claimset("Paris is in France."), [])
     verdict = await verify(evidence, runner, VerifyPrompts.load(), VerifyCalibration.identity())
-    assert [p.family for p in backend.prompts] == ["verify_closed_book"], "no sufficiency call without evidence"
+    assert [p.family for p in backend.prompts] == ["verify_closed_book"] * 2, "no sufficiency call without evidence"
     assert verdict.claim_verdicts[0].closed_book
     assert verdict.claim_verdicts[0].sufficiency.label is Sufficiency.INSUFFICIENT
     assert evidence.note == "no evidence found"
@@ -115,3 +122,15 @@ def test_selective_model_abstains_below_threshold_and_keeps_what_it_would_have_s
     # With both abstaining, nothing false is left: no alert for this turn.
     both = decide(evidence, judged, VerifyCalibration.identity(), checks, _selective(0.99))
     assert both.label is Label.UNVERIFIABLE
+
+
+def test_position_bias_is_divided_out() -> None:
+    # At the second position the model says "false" to anything (prior 0.9); a 0.9 there is no news.
+    first = LabelScores(true=0.6, false=0.2, unverifiable=0.2)
+    second = LabelScores(true=0.05, false=0.9, unverifiable=0.05)
+    judgement = Judgement(ModelVerdict(Label.FALSE, "x"), second, NEUTRAL, prior=second, first_prior=first)
+    assert judgement.debiased() == pytest.approx(first)
+    leaning_true = Judgement(ModelVerdict(Label.FALSE, "x"), LabelScores(0.1, 0.8, 0.1), NEUTRAL, prior=second, first_prior=first)
+    assert leaning_true.debiased().best() is Label.TRUE
+    # Without priors (a first claim, or an old record) the scores pass through.
+    assert Judgement(ModelVerdict(Label.TRUE, "x"), first, NEUTRAL).debiased() == first
