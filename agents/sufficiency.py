@@ -50,7 +50,7 @@ async def assess_sufficiency(
     schema["properties"]["checks"]["minItems"] = len(claims)
     schema["properties"]["checks"]["maxItems"] = len(claims)
     rendered = prompt.render(evidence=render_evidence(evidence.passages), claims=numbered([c.text for c in claims]))
-    generation = await model.generate(rendered, SufficiencyOutput, max_tokens=40 * len(claims) + 16, schema=schema)
+    generation = await model.generate(rendered, SufficiencyOutput, max_tokens=72 * len(claims) + 24, schema=schema)
     clock.add(generation)
     results = []
     for i, (claim, check) in enumerate(zip(claims, generation.output.checks)):

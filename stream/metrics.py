@@ -57,10 +57,6 @@ class BoundedValues:
         return OTHER
 
 
-def abstained(verdict: ClaimVerdict) -> bool:
-    return verdict.abstained
-
-
 class PipelineMetrics:
     """Every series a worker exports, registered on ``registry`` (a fresh one per test)."""
 
@@ -102,6 +98,10 @@ class PipelineMetrics:
         self.abstentions = Counter(
             "abstentions_total", "Claim verdicts where the verifier abstained (insufficient context, low confidence)",
             namespace=ns, registry=r,
+        )
+        self.sufficiency = Counter(
+            "claim_sufficiency_total", "Claims by whether their evidence was judged sufficient to settle them",
+            ["label"], namespace=ns, registry=r,
         )
         self.alerts = Counter(
             "alerts_total", "Hallucination alerts raised, by severity and bot", ["severity", "bot"],
@@ -199,8 +199,10 @@ class PipelineMetrics:
         self.turn_verdicts.labels(verdict.label.value, self._bot(claimset.bot)).inc()
         for v in verdict.claim_verdicts:
             self.claim_verdicts.labels(v.label.value).inc()
-            if abstained(v):
+            if v.abstained:
                 self.abstentions.inc()
+            if v.sufficiency is not None:
+                self.sufficiency.labels(v.sufficiency.label.value).inc()
         self._timings(verdict.timings)
         self._latency("verdict", claimset.turn_timestamp, now)
 

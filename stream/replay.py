@@ -20,7 +20,8 @@ from typing import Any
 
 from agents.datasets import read_jsonl
 from agents.errors import InputError
-from agents.evaluation import classification_metrics, percentile
+from agents.evaluation import classification_metrics, deciding_verdict, percentile
+from agents.selective import SelectiveRow, selective_features
 from schemas import Alert, Correction, DeadLetter, Label, RecordError, Role, Turn, TurnVerdict, decode, derive_id, encode, from_dict, to_dict
 from stream.app import bootstrap_servers, topic_name
 from stream.settings import Settings
@@ -399,3 +400,33 @@ def rescore_report(path: Path, decide_again: Callable[[TurnVerdict], TurnVerdict
     predicted = ["hallucination" if flagged.get(c) else "factual" for c in labels]
     metrics = classification_metrics(gold, predicted, ["factual", "hallucination"])
     return counts, {"dialogues": len(labels), "accuracy": metrics.accuracy, "macro_f1": metrics.macro_f1}
+
+
+def report_selective_rows(path: Path) -> list[SelectiveRow]:
+    """Selective-verdict rows from a labelled replay report: one per conversation, odd ones held out."""
+    verdicts: dict[str, list[TurnVerdict]] = {}
+    labels: dict[str, bool] = {}
+    for n, row in read_jsonl(path):
+        if "verdict" not in row or "conversation_id" not in row:
+            raise InputError(f"{path}:{n}: not a replay report row: write one with `halluwatch replay FILE --wait --out`")
+        conversation = row["conversation_id"]
+        if row.get("conversation_hallucination") is None:
+            raise InputError(f"{path}:{n}: the row has no conversation label; replay a labelled file (DiaHalu format)")
+        labels[conversation] = bool(row["conversation_hallucination"])
+        if row["verdict"] is not None:
+            try:
+                verdicts.setdefault(conversation, []).append(from_dict(TurnVerdict, row["verdict"]))
+            except RecordError as exc:
+                raise InputError(f"{path}:{n}: the verdict record does not match this version of halluwatch ({exc})") from None
+    rows = []
+    for index, (conversation, gold) in enumerate(labels.items()):
+        turns = verdicts.get(conversation, [])
+        deciding = deciding_verdict([v for t in turns for v in t.claim_verdicts])
+        if deciding is None:
+            continue
+        turn = next(t for t in turns if deciding in t.claim_verdicts)
+        flagged = any(t.label is Label.FALSE for t in turns)
+        features = selective_features(deciding.sufficiency, deciding.confidence, deciding.fit, turn.evidence.passages,
+                                      turn.evidence.claimset.claim_date, deciding.claim_text)
+        rows.append(SelectiveRow(features, flagged == gold, flagged, gold, index % 2 == 1))
+    return rows

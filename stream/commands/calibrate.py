@@ -1,7 +1,8 @@
 """``halluwatch calibrate``: fit the selective-verdict regression on labelled rows.
 
 Inputs: an AVeriTeC or DiaHalu file (the stages run over it, as in ``eval``),
-or judgements saved by ``eval --save-judgements`` (no model needed). Odd rows
+judgements saved by ``eval --save-judgements``, or a labelled replay report
+from ``replay --wait --out`` (the last two need no model). Odd rows
 are held out: the regression is fitted on the even rows and the coverage /
 accuracy curve, its area and the threshold come from the odd rows only.
 """
@@ -16,11 +17,14 @@ from agents.errors import InputError
 from agents.evaluation import EvalRun, evaluate_averitec, evaluate_diahalu, load_judgements, save_judgements, selective_rows
 from agents.selective import SelectiveFit, fit_selective, plot_curves
 from stream.commands.common import build_pipeline
+from stream.replay import report_selective_rows
 from stream.settings import Settings
 
 
 def detect_format(path: Path) -> str:
     for number, row in read_jsonl(path):
+        if "verdict" in row and "conversation_id" in row:
+            return "replay"  # a `replay --wait --out` report: labels are checked per row when read
         if "claim" in row and "evidence" in row:
             kind = "averitec"
         elif "turns" in row:
@@ -96,10 +100,15 @@ async def run_calibrate(args: argparse.Namespace, settings: Settings) -> int:
         raise InputError("give a labelled data file, or --judgements FILE from `halluwatch eval --save-judgements`")
     # The judgements are collected without abstaining: the model being fitted decides that.
     settings = settings.override(abstain_threshold=0.0)
-    run = await judged_run(args, settings)
-    source = f"fitted on even rows of {(args.judgements or args.file).name} ({len(run.cases)} rows)"
-    fit = fit_selective(selective_rows(run, build_pipeline(settings).calibration), source,
-                        args.target_coverage, args.target_precision)
+    if args.file is not None and args.judgements is None and detect_format(args.file) == "replay":
+        rows = report_selective_rows(args.file)  # the report carries the verdicts: no model run
+        require_both_classes([r.gold_false for r in rows], args.file)
+        source = f"fitted on even conversations of replay report {args.file.name} ({len(rows)} conversations)"
+    else:
+        run = await judged_run(args, settings)
+        rows = selective_rows(run, build_pipeline(settings).calibration)
+        source = f"fitted on even rows of {(args.judgements or args.file).name} ({len(run.cases)} rows)"
+    fit = fit_selective(rows, source, args.target_coverage, args.target_precision)
     fit.save(args.out)
     plot = args.plot or args.out.with_suffix(".png")
     plot_curves(fit, plot)

@@ -40,7 +40,7 @@ async def test_full_check_gives_valid_records(pipeline: Pipeline) -> None:
     if result.correction is not None:
         assert decode(Correction, encode(result.correction)) == result.correction
     stages = [t.stage for t in result.claimset.timings + result.verdict.timings]
-    assert stages == ["segment", "sources", "verify"]
+    assert stages == ["segment", "sources", "sufficiency", "verify"]
 
 
 async def test_same_input_same_output(pipeline: Pipeline) -> None:
@@ -87,7 +87,7 @@ async def test_grammar_keeps_json_valid_on_adversarial_input(pipeline: Pipeline,
 async def test_label_scores_come_from_the_model(real_model: ModelRunner) -> None:
     from agents.verify import VerifyOutput
 
-    prompt = Prompts.load().verify.render(evidence="[1] 2023-01-01 Paris is the capital of France.", claims="1. Paris is the capital of France.")
+    prompt = Prompts.load().verify.with_evidence.render(evidence="[1] 2023-01-01 Paris is the capital of France.", claims="1. Paris is the capital of France.")
     generation = await real_model.generate(prompt, VerifyOutput, 100)
     verdicts = generation.output.verdicts
     assert len(generation.label_scores) == len(verdicts) >= 1

@@ -85,3 +85,27 @@ def test_summary_counts_coverage_and_alerts() -> None:
 def test_too_few_rows_is_a_clear_error() -> None:
     with pytest.raises(InputError, match="too few judged rows"):
         fit_selective(synthetic_rows(n=12), "tiny")
+
+
+def test_a_labelled_replay_report_gives_one_row_per_conversation(tmp_path: Path) -> None:
+    import orjson
+
+    from schemas import to_dict
+    from stream.replay import report_selective_rows
+    from tests.unit.records import sample_turn_verdict
+
+    verdict = to_dict(sample_turn_verdict())  # says false
+    lines = [
+        {"conversation_id": "c1", "verdict": verdict, "conversation_hallucination": True},
+        {"conversation_id": "c2", "verdict": verdict, "conversation_hallucination": False},
+        {"conversation_id": "c3", "verdict": None, "conversation_hallucination": False},  # never answered: no row
+    ]
+    report = tmp_path / "report.jsonl"
+    report.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    rows = report_selective_rows(report)
+    assert [(r.flagged, r.gold_false, r.correct, r.held_out) for r in rows] == [(True, True, True, False), (True, False, False, True)]
+    assert rows[0].features["confidence"] == 0.9
+    unlabelled = tmp_path / "unlabelled.jsonl"
+    unlabelled.write_bytes(orjson.dumps({"conversation_id": "c1", "verdict": verdict}) + b"\n")
+    with pytest.raises(InputError, match="no conversation label"):
+        report_selective_rows(unlabelled)
