@@ -41,6 +41,7 @@ from stream.errors import ReplayError
 from stream.metrics import PipelineMetrics
 from stream.replay import Collected, LoggedTurn, read_replay, replay_and_collect
 from stream.settings import Settings
+from stream.process import stop
 
 SCRAPE_EVERY = 1.0  # seconds, during metrics-on rounds
 COMPOSE_SCRAPE_INTERVAL = 5.0  # the stack's Prometheus setting, for the code-path share
@@ -125,11 +126,7 @@ async def run_round(
         if not ok:
             raise ReplayError(f"a round did not finish within {args.timeout:.0f}s: raise --timeout")
     finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+        stop(worker)
     assistant = sum(t.role is Role.ASSISTANT for t in sent)
     return Round(metrics=metrics, assistant_turns=assistant, seconds=seconds, scrapes=scrapes, cpu_seconds=cpu), collected
 

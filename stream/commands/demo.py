@@ -26,6 +26,7 @@ from stream.broker import EmbeddedBroker
 from stream.errors import ReplayError
 from stream.replay import format_summary, read_replay, replay_and_collect, summarize
 from stream.settings import Settings
+from stream.process import stop
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 CONVERSATIONS = EXAMPLES / "demo_conversations.jsonl"
@@ -105,11 +106,7 @@ async def run_demo(args: argparse.Namespace, settings: Settings) -> int:
             if worker.poll() is not None:
                 raise ReplayError(f"the demo's worker exited with code {worker.returncode}: see its message above")
         finally:
-            worker.terminate()
-            try:
-                worker.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                worker.kill()
+            stop(worker)
     print("\nsummary")
     print(format_summary(summarize(sent, collected, replay.labels)))
     if not finished:

@@ -26,6 +26,7 @@ from stream.app import bootstrap_servers, topic_name
 from stream.broker import EmbeddedBroker
 from stream.replay import LoggedTurn, ensure_topics, publish
 from stream.settings import Settings
+from stream.process import stop
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD_URL = "https://www.example-atlas.com/everest"
@@ -83,11 +84,7 @@ async def test_fresher_web_evidence_supersedes_the_knowledge_base(broker, tmp_pa
             values = await read_until(bootstrap, topic_name(settings, "kb-updates"), time.monotonic() + WAIT,
                                       alive=lambda: worker.poll() is None)
         finally:
-            worker.terminate()
-            try:
-                worker.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                worker.kill()
+            stop(worker, timeout=30)
         assert site.queries, "the worker never queried the answer page"
         assert "Mount Everest" in site.queries[0]
     assert values, "no kb-update arrived"

@@ -25,6 +25,7 @@ from schemas import ClaimSet, DeadLetter, Label, Role, Turn, decode, derive_id
 from stream.app import bootstrap_servers, topic_name
 from stream.broker import EmbeddedBroker, free_port
 from stream.replay import Collector, LoggedTurn, ensure_topics, expected_verdict_ids, publish, wait_for
+from stream.process import stop
 from stream.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,12 +73,7 @@ def workers() -> Iterator[Callable[[Settings], subprocess.Popen[bytes]]]:
 
     yield make
     for process in started:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop(process)
 
 
 @pytest.fixture
