@@ -39,7 +39,9 @@ from schemas import (
 from schemas.generate import schema_for
 
 ACCEPT_AT = 4
-CANDIDATE_PASSAGES = 2
+# One passage per attempt, the most relevant first: the small model cannot choose among several (it
+# copied an unrelated passage that shared a name); a correction that fails the check moves to the next.
+CANDIDATE_PASSAGES = 1
 # A passage sharing less than this share of the claim's words does not address the claim.
 MIN_RELEVANCE = 0.3
 # A correction keeps most of the claim's words and changes only what is wrong.
