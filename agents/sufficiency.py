@@ -18,7 +18,7 @@ from agents.sources import numbered
 from agents.timing import StageClock
 from agents.evidence import render_evidence
 from schemas import ClaimSufficiency, Evidence, StageTiming, Sufficiency
-from schemas.generate import schema_for
+from schemas.generate import schema_with_items
 
 
 @dataclass(frozen=True)
@@ -46,9 +46,7 @@ async def assess_sufficiency(
             for c in claims
         )
         return none, clock.stop()
-    schema = schema_for(SufficiencyOutput)
-    schema["properties"]["checks"]["minItems"] = len(claims)
-    schema["properties"]["checks"]["maxItems"] = len(claims)
+    schema = schema_with_items(SufficiencyOutput, "checks", len(claims))
     rendered = prompt.render(evidence=render_evidence(evidence.passages), claims=numbered([c.text for c in claims]))
     generation = await model.generate(rendered, SufficiencyOutput, max_tokens=72 * len(claims) + 24, schema=schema)
     clock.add(generation)

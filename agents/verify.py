@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from agents.calibration import FEATURE_NAMES, VerifyCalibration
 from agents.evidence import render_evidence
-from agents.llm import ModelRunner, TokenScore
+from agents.llm import Generation, ModelRunner, Prompt, TokenScore
 from agents.prompting import PromptTemplate
 from agents.selective import SelectiveModel, selective_features
 from agents.sufficiency import assess_sufficiency
@@ -28,7 +28,7 @@ from agents.sources import numbered
 from agents.text import content_words, coverage, names, numbers, truncate
 from agents.timing import StageClock
 from schemas import ClaimSufficiency, ClaimVerdict, Evidence, EvidenceFit, Label, LabelScores, Passage, StageTiming, TurnVerdict, derive_id
-from schemas.generate import schema_for
+from schemas.generate import schema_with_items
 
 UNIFORM = LabelScores(true=1 / 3, false=1 / 3, unverifiable=1 / 3)
 _WORD_PIECE = re.compile(r"[^\W_]")
@@ -185,6 +185,13 @@ def features(model_scores: LabelScores, signals: Signals, fit: EvidenceFit) -> t
 CONTENT_FREE = "N/A"
 
 
+async def ask_verdicts(model: ModelRunner, prompt: Prompt, count: int) -> Generation[VerifyOutput]:
+    """One model call for ``count`` claims; the grammar enforces one verdict per claim, no more, no fewer."""
+    return await model.generate(
+        prompt, VerifyOutput, max_tokens=72 * count + 16, schema=schema_with_items(VerifyOutput, "verdicts", count)
+    )
+
+
 async def position_priors(model: ModelRunner, prompts: VerifyPrompts, count: int, with_evidence: bool) -> tuple[LabelScores, ...]:
     """The model's label scores at each of ``count`` positions for content-free claims and evidence.
 
@@ -197,9 +204,7 @@ async def position_priors(model: ModelRunner, prompts: VerifyPrompts, count: int
             rendered = prompts.with_evidence.render(evidence=f"[1] undated {CONTENT_FREE}", claims=claims)
         else:
             rendered = prompts.closed_book.render(claims=claims)
-        schema = schema_for(VerifyOutput)
-        schema["properties"]["verdicts"]["minItems"] = schema["properties"]["verdicts"]["maxItems"] = count
-        generation = await model.generate(rendered, VerifyOutput, max_tokens=72 * count + 16, schema=schema)
+        generation = await ask_verdicts(model, rendered, count)
         model.memo[key] = tuple(generation.label_scores) + (UNIFORM,) * (count - len(generation.label_scores))
     return model.memo[key]
 
@@ -223,11 +228,7 @@ async def judge(
     # While reading the prompt, the runner scores each claim's tokens given the evidence before it
     # (closed-book: given the model's own knowledge); see evidence_fit.
     rendered = dataclasses.replace(rendered, scored=tuple(" " + c.text for c in claims), reference=rendered_evidence if evidence.passages else "")
-    schema = schema_for(VerifyOutput)
-    # One verdict per claim, no more and no fewer: the grammar enforces the count.
-    schema["properties"]["verdicts"]["minItems"] = len(claims)
-    schema["properties"]["verdicts"]["maxItems"] = len(claims)
-    generation = await model.generate(rendered, VerifyOutput, max_tokens=72 * len(claims) + 16, schema=schema)
+    generation = await ask_verdicts(model, rendered, len(claims))
     clock.add(generation)
     scores = list(generation.label_scores) + [UNIFORM] * len(claims)
     priors = await position_priors(model, prompts, len(claims), bool(evidence.passages))

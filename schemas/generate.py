@@ -92,6 +92,13 @@ def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def schema_with_items(cls: type, field_name: str, count: int) -> dict[str, Any]:
+    """``schema_for(cls)`` with the list ``field_name`` holding exactly ``count`` items (one answer per claim)."""
+    schema = schema_for(cls)
+    schema["properties"][field_name]["minItems"] = schema["properties"][field_name]["maxItems"] = count
+    return schema
+
+
 def schema_for(cls: type) -> dict[str, Any]:
     """The standalone JSON Schema of one record class, nested records in ``$defs``."""
     defs: dict[str, Any] = {}

@@ -375,25 +375,40 @@ def report_rows(sent: Sequence[Turn], collected: Collected, labels: dict[str, bo
     return rows
 
 
+@dataclass(frozen=True)
+class ReportRow:
+    line: int
+    conversation_id: str
+    hallucination: bool | None  # the conversation's label, when the replayed file had one
+    verdict: TurnVerdict | None  # None: the turn got no verdict (a dead letter, or a timeout)
+
+
+def read_report(path: Path) -> Iterable[ReportRow]:
+    """The rows of a `replay --wait --out` report, verdicts decoded; a clear error for anything else."""
+    for n, row in read_jsonl(path):
+        if "verdict" not in row or "conversation_id" not in row:
+            raise InputError(f"{path}:{n}: not a replay report row: write one with `halluwatch replay FILE --wait --out`")
+        label = row.get("conversation_hallucination")
+        try:
+            verdict = from_dict(TurnVerdict, row["verdict"]) if row["verdict"] is not None else None
+        except RecordError as exc:
+            raise InputError(f"{path}:{n}: the verdict record does not match this version of halluwatch ({exc})") from None
+        yield ReportRow(n, row["conversation_id"], bool(label) if label is not None else None, verdict)
+
+
 def rescore_report(path: Path, decide_again: Callable[[TurnVerdict], TurnVerdict]) -> tuple[Counter[str], dict[str, Any] | None]:
     """Re-decide every verdict of a replay report; verdict counts, and dialogue metrics when labelled."""
     counts: Counter[str] = Counter()
     flagged: dict[str, bool] = {}
     labels: dict[str, bool] = {}
-    for n, row in read_jsonl(path):
-        if "verdict" not in row or "conversation_id" not in row:
-            raise InputError(f"{path}:{n}: not a replay report row: write one with `halluwatch replay FILE --wait --out`")
-        conversation = row["conversation_id"]
-        if row.get("conversation_hallucination") is not None:
-            labels[conversation] = bool(row["conversation_hallucination"])
-        if row["verdict"] is None:
+    for row in read_report(path):
+        if row.hallucination is not None:
+            labels[row.conversation_id] = row.hallucination
+        if row.verdict is None:
             continue
-        try:
-            verdict = decide_again(from_dict(TurnVerdict, row["verdict"]))
-        except RecordError as exc:
-            raise InputError(f"{path}:{n}: the verdict record does not match this version of halluwatch ({exc})") from None
+        verdict = decide_again(row.verdict)
         counts[verdict.label.value] += 1
-        flagged[conversation] = flagged.get(conversation, False) or verdict.label is Label.FALSE
+        flagged[row.conversation_id] = flagged.get(row.conversation_id, False) or verdict.label is Label.FALSE
     if not labels:
         return counts, None
     gold = ["hallucination" if labels[c] else "factual" for c in labels]
@@ -406,18 +421,12 @@ def report_selective_rows(path: Path) -> list[SelectiveRow]:
     """Selective-verdict rows from a labelled replay report: one per conversation, odd ones held out."""
     verdicts: dict[str, list[TurnVerdict]] = {}
     labels: dict[str, bool] = {}
-    for n, row in read_jsonl(path):
-        if "verdict" not in row or "conversation_id" not in row:
-            raise InputError(f"{path}:{n}: not a replay report row: write one with `halluwatch replay FILE --wait --out`")
-        conversation = row["conversation_id"]
-        if row.get("conversation_hallucination") is None:
-            raise InputError(f"{path}:{n}: the row has no conversation label; replay a labelled file (DiaHalu format)")
-        labels[conversation] = bool(row["conversation_hallucination"])
-        if row["verdict"] is not None:
-            try:
-                verdicts.setdefault(conversation, []).append(from_dict(TurnVerdict, row["verdict"]))
-            except RecordError as exc:
-                raise InputError(f"{path}:{n}: the verdict record does not match this version of halluwatch ({exc})") from None
+    for row in read_report(path):
+        if row.hallucination is None:
+            raise InputError(f"{path}:{row.line}: the row has no conversation label; replay a labelled file (DiaHalu format)")
+        labels[row.conversation_id] = row.hallucination
+        if row.verdict is not None:
+            verdicts.setdefault(row.conversation_id, []).append(row.verdict)
     rows = []
     for index, (conversation, gold) in enumerate(labels.items()):
         turns = verdicts.get(conversation, [])
