@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from agents.calibration import VerifyCalibration, fit
+from agents.calibration import VerifyCalibration, cross_validated_fit
 from agents.datasets import ClaimCase, DialogueCase
 from agents.errors import InputError, ModelError
 from agents.evidence import assemble_evidence
@@ -204,6 +204,34 @@ async def evaluate_averitec(cases: Sequence[ClaimCase], pipeline: Pipeline, show
     return run
 
 
+async def evaluate_atomic(cases: Sequence[ClaimCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
+    """Atomic claims with known labels (:mod:`agents.atomic_claims`): one verify call each, no segmenting.
+
+    The claims are single facts by construction, so the pipeline's label is the calibrated verdict
+    on the claim as given, and the model-alone baseline is the model's own label in the same call.
+    """
+    run = EvalRun(dataset="atomic", labels=tuple(label.value for label in Label), calibration=pipeline.calibration.source)
+    progress = Progress(len(cases), "atomic") if show_progress else None
+    started = time.perf_counter()
+    for position, case in enumerate(cases):
+        result = CaseResult(case_id=case.case_id, position=position, gold=case.label.value, claims=1)
+        try:
+            evidence = assemble_evidence(whole_claim_set(case.turn), case.passages)
+            judged, clock = await judge(evidence, pipeline.model, pipeline.prompts.verify)
+            verdict = decide(evidence, judged, pipeline.calibration, (), None, (clock.stop(),))
+            run.timings["verify"].extend(verdict.timings)
+            result.judged.append(JudgedTurn(evidence, tuple(judged)))
+            result.whole.append(JudgedTurn(evidence, tuple(judged)))
+            result.predicted, result.model_alone = verdict.label.value, judged[0].verdict.label.value
+        except ModelError as exc:
+            _failed(run, result, exc)
+        run.cases.append(result)
+        if progress:
+            progress.step()
+    run.seconds = time.perf_counter() - started
+    return run
+
+
 def _failed(run: EvalRun, result: CaseResult, exc: Exception) -> None:
     """A row the model failed on counts as wrong for every system: nothing is guessed for it."""
     result.predicted = result.model_alone = FAILED
@@ -325,16 +353,20 @@ def redecide(run: EvalRun, calibration: VerifyCalibration) -> None:
     run.calibration = calibration.source
 
 
-def fit_calibration(run: EvalRun, source: str) -> VerifyCalibration:
-    """Fit on the even positions' whole-claim features (AVeriTeC gold labels); odd positions stay held out."""
-    if run.dataset != "averitec":
-        raise ValueError("the calibration is fitted on AVeriTeC, whose rows carry claim-level labels")
+CLAIM_LEVEL = ("averitec", "atomic")  # datasets whose gold labels are per claim: the ones a calibration is fitted on
+
+
+def fit_calibration(runs: Sequence[EvalRun], source: str) -> VerifyCalibration:
+    """Fit on the even positions' whole-claim features of every run; odd positions stay held out."""
     rows, labels = [], []
-    for case in run.cases:
-        if case.position % 2 == 0 and case.predicted != FAILED:
-            rows.extend(whole_features(case))
-            labels.extend(Label(case.gold) for _ in case.whole)
-    return fit(rows, labels, source=source)
+    for run in runs:
+        if run.dataset not in CLAIM_LEVEL:
+            raise InputError(f"a calibration is fitted on claim-level labels ({', '.join(CLAIM_LEVEL)}), not {run.dataset}")
+        for case in run.cases:
+            if case.position % 2 == 0 and case.predicted != FAILED:
+                rows.extend(whole_features(case))
+                labels.extend(Label(case.gold) for _ in case.whole)
+    return cross_validated_fit(rows, labels, source=source)
 
 
 @dataclass(frozen=True)
@@ -394,7 +426,7 @@ def build_report(run: EvalRun, selective: SelectiveFit | None = None, calibratio
         majority=classification_metrics(gold, [majority_label] * len(gold), run.labels),
         majority_label=majority_label,
         held_out=classification_metrics([c.gold for c in held], [c.predicted for c in held], run.labels)
-        if run.dataset == "averitec" and held
+        if run.dataset in CLAIM_LEVEL and held
         else None,
         stage_seconds=stage_seconds,
         model_seconds=sum(t.model_seconds for items in run.timings.values() for t in items),

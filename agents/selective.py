@@ -97,6 +97,10 @@ class SelectiveModel:
             return self
         if not self.curve:
             raise InputError("this selective calibration has no held-out curve: refit it with `halluwatch calibrate`")
+        if coverage is not None and coverage >= 1.0:
+            # Keep everything: also verdicts scoring below any held-out row (the lowest held-out
+            # score as threshold would still abstain on those).
+            return SelectiveModel(self.features, self.weights, self.bias, 0.0, self.curve, self.source)
         if coverage is not None:
             point = min(self.curve, key=lambda p: (abs(p.coverage - coverage), -p.coverage))
         else:

@@ -58,3 +58,31 @@ def coverage(part: Iterable[str], whole: set[str]) -> float:
 
 def truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
+
+
+def normalized(text: str) -> str:
+    """Lower case with typographic apostrophes made plain, for matching words across sources."""
+    return text.lower().replace("\u2019", "'").replace("\u2018", "'")
+
+
+def mentions(text: str, word: str) -> bool:
+    """Whether ``word`` occurs in ``text`` as a whole word (case and apostrophe style ignored)."""
+    return re.search(rf"(?<![\w-]){re.escape(normalized(word))}(?![\w-])", normalized(text)) is not None
+
+
+def same_number(a: str, b: str) -> bool:
+    """Equal, or the same quantity rounded (8,849 and 8,848.86; 45 million and 45.1 million).
+
+    Whole numbers that look like years must match exactly: 1889 and 1899 are different claims.
+    """
+    x, y = float(a), float(b)
+    if x == y:
+        return True
+    if all(v.is_integer() and 1000 <= v <= 2100 for v in (x, y)):
+        return False
+    return abs(x - y) <= 0.01 * max(abs(x), abs(y)) or round(x) == round(y) and "." in a + b
+
+
+def value_names(text: str) -> set[str]:
+    """Names (see :func:`names`) with possessive endings removed and apostrophes made plain."""
+    return {re.sub(r"'s$", "", normalized(n)) for n in names(text)}

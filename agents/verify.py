@@ -25,7 +25,7 @@ from agents.prompting import PromptTemplate
 from agents.selective import SelectiveModel, selective_features
 from agents.sufficiency import assess_sufficiency
 from agents.sources import numbered
-from agents.text import content_words, coverage, names, numbers, truncate
+from agents.text import content_words, coverage, mentions, names, numbers, same_number, sentences, truncate, value_names
 from agents.timing import StageClock
 from schemas import ClaimSufficiency, ClaimVerdict, Evidence, EvidenceFit, Label, LabelScores, Passage, StageTiming, TurnVerdict, derive_id
 from schemas.generate import schema_with_items
@@ -106,6 +106,51 @@ class Signals:
     best_passage: int | None  # index into the passages, the one sharing most words with the claim
 
 
+@dataclass(frozen=True)
+class ValueSwap:
+    """A passage sentence that restates the claim with another value where the claim has one of its own."""
+
+    passage: int  # index into the passages
+    overlap: float  # share of the claim's content words the sentence has
+    claimed: tuple[str, ...]  # the claim's values the sentence lacks
+    stated: tuple[str, ...]  # the sentence's values of the same kind the claim lacks
+
+
+def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5) -> ValueSwap | None:
+    """The closest passage sentence that says the same as the claim but with a different name or number.
+
+    "The Amazon flows into the Pacific" against "The Amazon discharges into the Atlantic": the
+    sentence shares most of the claim's words, and where the claim names one ocean it names
+    another. Questions are skipped (AVeriTeC's evidence asks before it answers), numbers that
+    agree once rounded count as the same, and only values of one kind are paired (a name
+    against a name, a number against a number).
+    """
+    claim_words = content_words(claim)
+    claim_names, claim_numbers = value_names(claim), numbers(claim)
+    if not claim_words or not (claim_names or claim_numbers):
+        return None
+    found: ValueSwap | None = None
+    for index, passage in enumerate(passages):
+        for sentence in sentences(passage.text):
+            if sentence.rstrip().endswith("?"):
+                continue
+            overlap = coverage(claim_words, content_words(sentence))
+            if overlap < min_overlap or (found is not None and overlap <= found.overlap):
+                continue
+            sentence_numbers = numbers(sentence)
+            pairs = (
+                ([n for n in claim_names if not mentions(sentence, n)],
+                 [n for n in value_names(sentence) if not mentions(claim, n)]),
+                ([n for n in claim_numbers if not any(same_number(n, m) for m in sentence_numbers)],
+                 [m for m in sentence_numbers if not any(same_number(m, n) for n in claim_numbers)]),
+            )
+            for claimed, stated in pairs:
+                if claimed and stated:
+                    found = ValueSwap(index, overlap, tuple(sorted(claimed)), tuple(sorted(stated)))
+                    break
+    return found
+
+
 def claim_signals(claim: str, passages: Sequence[Passage]) -> Signals:
     """Feature values in the order of FEATURE_NAMES (after the three model log-probabilities)."""
     claim_words = content_words(claim)
@@ -138,6 +183,9 @@ def claim_signals(claim: str, passages: Sequence[Passage]) -> Signals:
         negation_mismatch = float(bool(_NEGATION.search(claim)) != bool(_NEGATION.search(passages[best].text)))
         if negation_mismatch:
             notes.append("negated in one of claim and evidence but not the other")
+    swap = value_swap(claim, passages)
+    if swap is not None:
+        notes.append(f"[{swap.passage + 1}] says {', '.join(swap.stated)} where the claim says {', '.join(swap.claimed)}")
     if passages and best_overlap < 0.2:
         notes.append("little word overlap with any passage")
 
@@ -148,6 +196,7 @@ def claim_signals(claim: str, passages: Sequence[Passage]) -> Signals:
         number_match,
         name_conflict,
         negation_mismatch,
+        swap.overlap if swap is not None else 0.0,
         float(not passages),
         math.log1p(len(passages)),
     )

@@ -49,14 +49,19 @@ def build_parser() -> argparse.ArgumentParser:
     _model_flags(check)
 
     evaluate = sub.add_parser("eval", help="evaluate on a benchmark file")
-    evaluate.add_argument("dataset", choices=("averitec", "diahalu"))
+    evaluate.add_argument(
+        "dataset", choices=("averitec", "diahalu", "atomic"),
+        help="atomic: labelled single-fact claims made from an AVeriTeC file's answers (see agents/atomic_claims.py)",
+    )
     evaluate.add_argument("file", type=Path)
     evaluate.add_argument("--limit", type=int, help="only the first N rows")
     evaluate.add_argument("--out", type=Path, help="write the full report as JSON")
     evaluate.add_argument(
         "--fit-calibration", type=Path, metavar="OUT",
-        help="(averitec) fit the verifier calibration on even rows, write it to OUT, report with it",
+        help="(averitec, atomic) fit the verifier calibration on even rows, write it to OUT, report with it",
     )
+    evaluate.add_argument("--fit-with", type=Path, action="append", default=[], metavar="FILE",
+                          help="with --fit-calibration: also fit on the even rows of these saved judgements")
     evaluate.add_argument("--judgements", type=Path, metavar="FILE",
                           help="re-decide judgements saved by --save-judgements instead of running the model")
     evaluate.add_argument("--save-judgements", type=Path, metavar="FILE",

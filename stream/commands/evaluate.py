@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 
+from agents.atomic_claims import read_atomic
 from agents.datasets import read_averitec, read_diahalu
 from agents.errors import InputError
 from agents.evaluation import (
     EvalRun,
     build_report,
+    CLAIM_LEVEL,
+    evaluate_atomic,
     evaluate_averitec,
     evaluate_diahalu,
     fit_calibration,
@@ -30,14 +33,19 @@ async def run_stages(args: argparse.Namespace, pipeline: Pipeline) -> EvalRun:
         await pipeline.model.load()
         if args.dataset == "averitec":
             return await evaluate_averitec(read_averitec(args.file, args.limit), pipeline, not args.quiet)
+        if args.dataset == "atomic":
+            return await evaluate_atomic(read_atomic(args.file, args.limit), pipeline, not args.quiet)
         return await evaluate_diahalu(read_diahalu(args.file, args.limit), pipeline, not args.quiet)
     finally:
         await pipeline.model.aclose()
 
 
 async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
-    if args.fit_calibration and args.dataset != "averitec":
-        raise InputError("--fit-calibration needs the averitec dataset (claim-level labels)")
+    if args.fit_calibration and args.dataset not in CLAIM_LEVEL:
+        raise InputError(f"--fit-calibration needs claim-level labels: use it with {' or '.join(CLAIM_LEVEL)}")
+    if args.fit_with and not args.fit_calibration:
+        raise InputError("--fit-with adds rows to a fit: give --fit-calibration OUT too")
+    also = [load_judgements(path) for path in args.fit_with]
     pipeline = build_pipeline(settings)
     if args.judgements:
         # Re-decide saved judgements under the current calibration: no model run.
@@ -54,7 +62,9 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         raise InputError(f"{args.file} has no rows to evaluate")
     calibration = pipeline.calibration
     if args.fit_calibration:
-        calibration = fit_calibration(run, source=f"fitted on even rows of {args.file.name} ({len(run.cases)} rows)")
+        fitted_on = [run, *also]
+        described = " and ".join(f"{r.dataset} ({len(r.cases)} rows)" for r in fitted_on)
+        calibration = fit_calibration(fitted_on, source=f"fitted on the even rows of {described} from {args.file.name}")
         calibration.save(args.fit_calibration)
         redecide(run, calibration)
         print(f"wrote calibration to {args.fit_calibration}")

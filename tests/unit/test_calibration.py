@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from agents.calibration import DEFAULT_PATH, FEATURE_NAMES, VerifyCalibration, fit
+from agents.calibration import DEFAULT_PATH, FEATURE_NAMES, VerifyCalibration, cross_validated_fit, fit
 from agents.errors import InputError
 from schemas import Label
 
@@ -34,6 +34,15 @@ def test_fit_recovers_a_known_rule() -> None:
     predicted = [calibration.combine(r).best() for r in test_rows]
     accuracy = np.mean([p == g for p, g in zip(predicted, test_labels)])
     assert accuracy > 0.95
+
+
+def test_cross_validation_picks_a_regularisation_and_says_which() -> None:
+    rows, labels = synthetic(150)
+    calibration = cross_validated_fit(rows, labels, source="synthetic", folds=3, grid=(0.01, 50.0))
+    # Heavy regularisation flattens the rule away; the cross-validated choice keeps it.
+    assert "L2 0.01 chosen by 3-fold cross-validation" in calibration.source
+    test_rows, test_labels = synthetic(seed=2)
+    assert np.mean([calibration.combine(r).best() == g for r, g in zip(test_rows, test_labels)]) > 0.9
 
 
 def test_identity_keeps_the_model_ranking() -> None:

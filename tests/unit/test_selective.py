@@ -56,6 +56,8 @@ def test_targets_pick_thresholds_from_the_held_out_curve(tmp_path: Path) -> None
     wide = fit.model.with_target(coverage=0.9)
     narrow = fit.model.with_target(coverage=0.3)
     assert narrow.threshold > wide.threshold
+    # Full coverage keeps every verdict, also one scoring below all held-out rows.
+    assert fit.model.with_target(coverage=1.0).threshold == 0.0
     precise = fit.model.with_target(precision=0.6)
     point = min(precise.curve, key=lambda p: abs(p.threshold - precise.threshold))
     assert point.alert_precision >= 0.6

@@ -6,7 +6,9 @@ from agents.calibration import VerifyCalibration
 from agents.evidence import assemble_evidence
 from agents.llm import TokenScore
 from agents.selective import SelectiveModel
-from agents.verify import UNIFORM, Judgement, ModelVerdict, VerifyPrompts, aggregate, claim_signals, decide, evidence_fit, verify
+from agents.verify import (
+    UNIFORM, Judgement, ModelVerdict, VerifyPrompts, aggregate, claim_signals, decide, evidence_fit, value_swap, verify,
+)
 from schemas import ClaimSufficiency, EvidenceFit, Label, LabelScores, Sufficiency
 
 NEUTRAL = EvidenceFit(mean_logprob=-1.0, min_logprob=-1.0, contradiction=0.0, weakest="")
@@ -35,6 +37,25 @@ def test_conflicting_number_and_name_are_flagged() -> None:
     agreeing = claim_signals("The Eiffel Tower was completed in 1889.", evidence)
     assert "number(s) 1889 found in the evidence" in agreeing.notes
     assert agreeing.best_passage == 0
+
+
+def test_value_swap_pairs_a_changed_name_or_number_with_the_evidence_sentence() -> None:
+    evidence = [
+        passage("Where does the Amazon end? The Amazon River discharges into the Atlantic Ocean.", "p1"),
+        passage("At sea level, pure water boils at 100 degrees Celsius.", "p2"),
+        passage("In 2020 the height of Mount Everest was set at 8,848.86 metres.", "p3"),
+    ]
+    ocean = value_swap("The Amazon River flows into the Pacific Ocean.", evidence)
+    assert ocean is not None and (ocean.passage, ocean.claimed, ocean.stated) == (0, ("pacific",), ("atlantic",))
+    boiling = value_swap("Water boils at 90 degrees Celsius at sea level.", evidence)
+    assert boiling is not None and (boiling.claimed, boiling.stated) == (("90",), ("100",))
+    assert "[2] says 100 where the claim says 90" in claim_signals("Water boils at 90 degrees Celsius at sea level.", evidence).notes
+    # Agreeing claims, a rounded number and an unrelated claim are no swap.
+    assert value_swap("The Amazon River flows into the Atlantic Ocean.", evidence) is None
+    assert value_swap("Mount Everest is 8,849 metres high.", evidence) is None
+    assert value_swap("Berlin is the capital of Germany.", evidence) is None
+    # A question restating the claim is not evidence against it.
+    assert value_swap("The Amazon River ends in the Pacific.", [passage("Does the Amazon River end in the Atlantic?")]) is None
 
 
 def test_decide_uses_calibration_and_keeps_model_scores() -> None:
