@@ -44,7 +44,7 @@ def stream_settings(broker: EmbeddedBroker, tmp: Path) -> Settings:
     return Settings(broker_url=broker.url, topic_prefix=prefix, partitions=2, data_dir=tmp, evidence_files=(EVIDENCE,))
 
 
-def start_worker(settings: Settings, **extra_env: str) -> subprocess.Popen[bytes]:
+def start_worker(settings: Settings, loglevel: str = "WARNING", **extra_env: str) -> subprocess.Popen[bytes]:
     """A worker process; its web server gets a free port unless HALLUWATCH_METRICS_PORT is given."""
     env = {
         **os.environ,
@@ -58,7 +58,8 @@ def start_worker(settings: Settings, **extra_env: str) -> subprocess.Popen[bytes
         **extra_env,
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "stream.cli", "worker", "--broker", settings.broker_url or ""], env=env, cwd=ROOT
+        [sys.executable, "-m", "stream.cli", "worker", "--broker", settings.broker_url or "", "--loglevel", loglevel],
+        env=env, cwd=ROOT,
     )
 
 
@@ -66,8 +67,8 @@ def start_worker(settings: Settings, **extra_env: str) -> subprocess.Popen[bytes
 def workers() -> Iterator[Callable[[Settings], subprocess.Popen[bytes]]]:
     started: list[subprocess.Popen[bytes]] = []
 
-    def make(settings: Settings, **extra_env: str) -> subprocess.Popen[bytes]:
-        process = start_worker(settings, **extra_env)
+    def make(settings: Settings, loglevel: str = "WARNING", **extra_env: str) -> subprocess.Popen[bytes]:
+        process = start_worker(settings, loglevel, **extra_env)
         started.append(process)
         return process
 
@@ -119,6 +120,17 @@ async def read_topic(bootstrap: str, topic: str, expected: int, timeout: float =
     finally:
         await consumer.stop()
     return found
+
+
+async def furthest_stage(bootstrap: str, settings: Settings, missing: list[Turn]) -> dict[str, str]:
+    """For each turn without a verdict, the last topic it reached: where the stream lost or stalled it."""
+    reached = {t.turn_id: "turns" for t in missing}
+    for topic in ("claimsets", "evidence"):
+        for _, value in await read_topic(bootstrap, topic_name(settings, topic), 10_000, timeout=10.0):
+            turn_id = orjson.loads(value).get("turn_id") or orjson.loads(value).get("claimset", {}).get("turn_id")
+            if turn_id in reached:
+                reached[turn_id] = topic
+    return reached
 
 
 async def test_conversation_flows_through_every_topic(broker, collector, workers) -> None:
@@ -273,8 +285,11 @@ async def test_killed_worker_loses_no_turn(broker, collector, workers) -> None:
     first.wait(timeout=10)
     done_before_kill = len(set(expected) & set(c.collected.verdicts))
 
-    second = workers(settings)
-    assert await wait_for(c, sent, WAIT, alive=lambda: second.poll() is None), "turns went missing after the kill"
+    # INFO: on a failure, the report shows the second worker's rebalance and table recovery.
+    second = workers(settings, "INFO")
+    if not await wait_for(c, sent, WAIT, alive=lambda: second.poll() is None):
+        where = await furthest_stage(bootstrap, settings, [t for vid, t in expected.items() if vid not in c.collected.verdicts])
+        pytest.fail(f"turns went missing after the kill (done before it: {done_before_kill}): {where}")
     assert done_before_kill < len(expected), "the kill came too late to test anything"
     for vid, turn in expected.items():
         assert vid in c.collected.verdicts, f"{turn.turn_id} has no verdict"
