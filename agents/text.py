@@ -24,6 +24,11 @@ def sentences(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
+def clauses(text: str) -> list[str]:
+    """Sentences, further split at semicolons: each part states something on its own."""
+    return [c.strip() for sentence in sentences(text) for c in sentence.split(";") if c.strip()]
+
+
 def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 

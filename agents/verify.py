@@ -25,7 +25,7 @@ from agents.prompting import PromptTemplate
 from agents.selective import SelectiveModel, selective_features
 from agents.sufficiency import assess_sufficiency
 from agents.sources import numbered
-from agents.text import content_words, coverage, mentions, names, numbers, same_number, sentences, truncate, value_names
+from agents.text import clauses, content_words, coverage, mentions, names, numbers, same_number, truncate, value_names
 from agents.timing import StageClock
 from schemas import ClaimSufficiency, ClaimVerdict, Evidence, EvidenceFit, Label, LabelScores, Passage, StageTiming, TurnVerdict, derive_id
 from schemas.generate import schema_with_items
@@ -117,7 +117,7 @@ class ValueSwap:
 
 
 def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5) -> ValueSwap | None:
-    """The closest passage sentence that says the same as the claim but with a different name or number.
+    """The closest passage sentence (or clause) that says the same as the claim with another name or number.
 
     "The Amazon flows into the Pacific" against "The Amazon discharges into the Atlantic": the
     sentence shares most of the claim's words, and where the claim names one ocean it names
@@ -131,7 +131,7 @@ def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5
         return None
     found: ValueSwap | None = None
     for index, passage in enumerate(passages):
-        for sentence in sentences(passage.text):
+        for sentence in clauses(passage.text):
             if sentence.rstrip().endswith("?"):
                 continue
             overlap = coverage(claim_words, content_words(sentence))

@@ -122,15 +122,45 @@ async def read_topic(bootstrap: str, topic: str, expected: int, timeout: float =
     return found
 
 
-async def furthest_stage(bootstrap: str, settings: Settings, missing: list[Turn]) -> dict[str, str]:
-    """For each turn without a verdict, the last topic it reached: where the stream lost or stalled it."""
+async def furthest_stage(bootstrap: str, settings: Settings, missing: list[Turn]) -> str:
+    """Where the stream lost or stalled each turn without a verdict: the last topic it reached (a verdict
+    here means the collector missed it; dlq, that the test did not recognise the dead letter), at which
+    partition and offset, against the consumer group's committed offset there."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    from stream.app import app_id
+
     reached = {t.turn_id: "turns" for t in missing}
-    for topic in ("claimsets", "evidence"):
-        for _, value in await read_topic(bootstrap, topic_name(settings, topic), 10_000, timeout=10.0):
-            turn_id = orjson.loads(value).get("turn_id") or orjson.loads(value).get("claimset", {}).get("turn_id")
-            if turn_id in reached:
-                reached[turn_id] = topic
-    return reached
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=app_id(settings), enable_auto_commit=False)
+    await consumer.start()
+    try:
+        for topic in ("claimsets", "evidence", "verdicts", "dlq"):
+            name = topic_name(settings, topic)
+            parts = [TopicPartition(name, p) for p in range(settings.partitions)]
+            committed = {tp.partition: await consumer.committed(tp) for tp in parts}
+            reader = AIOKafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False)
+            await reader.start()
+            try:
+                reader.assign(parts)
+                ends = await reader.end_offsets(parts)
+                messages = []
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and any([await reader.position(tp) < ends[tp] for tp in parts]):
+                    for batch in (await reader.getmany(timeout_ms=2000)).values():
+                        messages.extend(batch)
+                for m in messages:
+                    record = orjson.loads(m.value)
+                    if topic == "dlq":  # what failed is the original message
+                        record = orjson.loads(base64.b64decode(record["original_base64"]))
+                    claimset = record.get("claimset") or record.get("evidence", {}).get("claimset", {})
+                    turn_id = record.get("turn_id") or claimset.get("turn_id")
+                    if turn_id in reached:
+                        reached[turn_id] = f"{topic}[{m.partition}]@{m.offset} (group committed {committed[m.partition]})"
+            finally:
+                await reader.stop()
+    finally:
+        await consumer.stop()
+    return ", ".join(f"{k}: {v}" for k, v in sorted(reached.items()))
 
 
 async def test_conversation_flows_through_every_topic(broker, collector, workers) -> None:
@@ -255,8 +285,8 @@ async def test_bad_turns_go_to_dlq_and_the_stream_goes_on(broker, collector, wor
 
 @pytest.mark.xfail(
     strict=False,
-    reason="flaky, open: passed once, then twice a turn was still missing 420 s after the kill;"
-    " suspected offset committed ahead of a downstream output (see the issue note)",
+    reason="open, flaky under CPU load (3 of 13 runs): a few turns reach the evidence topic and never get a"
+    " verdict from the replacement worker, which leaves one evidence partition unconsumed (see the issue note)",
 )
 async def test_killed_worker_loses_no_turn(broker, collector, workers) -> None:
     settings, c = collector
@@ -289,7 +319,8 @@ async def test_killed_worker_loses_no_turn(broker, collector, workers) -> None:
     second = workers(settings, "INFO")
     if not await wait_for(c, sent, WAIT, alive=lambda: second.poll() is None):
         where = await furthest_stage(bootstrap, settings, [t for vid, t in expected.items() if vid not in c.collected.verdicts])
-        pytest.fail(f"turns went missing after the kill (done before it: {done_before_kill}): {where}")
+        done = sorted(t.turn_id for vid, t in expected.items() if vid in c.collected.verdicts)
+        pytest.fail(f"turns went missing after the kill (verdicts before it: {done_before_kill}, in all: {done}): {where}")
     assert done_before_kill < len(expected), "the kill came too late to test anything"
     for vid, turn in expected.items():
         assert vid in c.collected.verdicts, f"{turn.turn_id} has no verdict"

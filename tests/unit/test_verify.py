@@ -54,6 +54,10 @@ def test_value_swap_pairs_a_changed_name_or_number_with_the_evidence_sentence() 
     assert value_swap("The Amazon River flows into the Atlantic Ocean.", evidence) is None
     assert value_swap("Mount Everest is 8,849 metres high.", evidence) is None
     assert value_swap("Berlin is the capital of Germany.", evidence) is None
+    # A clause after a semicolon is a statement of its own: the first clause names someone else.
+    order = [passage("Roald Amundsen was the first to reach the South Pole, in 1911; Robert Scott came later.")]
+    swap = value_swap("Robert Scott was the first to reach the South Pole, in 1911.", order)
+    assert swap is not None and swap.claimed == ("scott",) and "amundsen" in swap.stated
     # A question restating the claim is not evidence against it.
     assert value_swap("The Amazon River ends in the Pacific.", [passage("Does the Amazon River end in the Atlantic?")]) is None
 
