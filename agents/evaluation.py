@@ -17,7 +17,7 @@ import statistics
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -186,14 +186,20 @@ async def _check_turn(
     return verdict.label, whole_judged[0].verdict.label
 
 
-async def evaluate_averitec(cases: Sequence[ClaimCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
-    run = EvalRun(dataset="averitec", labels=tuple(label.value for label in Label), calibration=pipeline.calibration.source)
-    progress = Progress(len(cases), "averitec") if show_progress else None
+ClaimCheck = Callable[[Pipeline, EvalRun, CaseResult, ClaimCase], Awaitable[tuple[Label, Label]]]
+
+
+async def _evaluate_claims(
+    dataset: str, cases: Sequence[ClaimCase], pipeline: Pipeline, check: ClaimCheck, show_progress: bool
+) -> EvalRun:
+    """Claim-level rows: ``check`` gives the pipeline's and the model-alone label of each."""
+    run = EvalRun(dataset=dataset, labels=tuple(label.value for label in Label), calibration=pipeline.calibration.source)
+    progress = Progress(len(cases), dataset) if show_progress else None
     started = time.perf_counter()
     for position, case in enumerate(cases):
         result = CaseResult(case_id=case.case_id, position=position, gold=case.label.value)
         try:
-            predicted, alone = await _check_turn(pipeline, run, result, case.turn, (), case.passages)
+            predicted, alone = await check(pipeline, run, result, case)
             result.predicted, result.model_alone = predicted.value, alone.value
         except ModelError as exc:
             _failed(run, result, exc)
@@ -204,32 +210,32 @@ async def evaluate_averitec(cases: Sequence[ClaimCase], pipeline: Pipeline, show
     return run
 
 
+async def _check_claim(pipeline: Pipeline, run: EvalRun, result: CaseResult, case: ClaimCase) -> tuple[Label, Label]:
+    return await _check_turn(pipeline, run, result, case.turn, (), case.passages)
+
+
+async def _check_atomic_claim(pipeline: Pipeline, run: EvalRun, result: CaseResult, case: ClaimCase) -> tuple[Label, Label]:
+    evidence = assemble_evidence(whole_claim_set(case.turn), case.passages)
+    judged, clock = await judge(evidence, pipeline.model, pipeline.prompts.verify)
+    verdict = decide(evidence, judged, pipeline.calibration, (), None, (clock.stop(),))
+    run.timings["verify"].extend(verdict.timings)
+    result.claims = 1
+    result.judged.append(JudgedTurn(evidence, tuple(judged)))
+    result.whole.append(JudgedTurn(evidence, tuple(judged)))
+    return verdict.label, judged[0].verdict.label
+
+
+async def evaluate_averitec(cases: Sequence[ClaimCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
+    return await _evaluate_claims("averitec", cases, pipeline, _check_claim, show_progress)
+
+
 async def evaluate_atomic(cases: Sequence[ClaimCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
     """Atomic claims with known labels (:mod:`agents.atomic_claims`): one verify call each, no segmenting.
 
     The claims are single facts by construction, so the pipeline's label is the calibrated verdict
     on the claim as given, and the model-alone baseline is the model's own label in the same call.
     """
-    run = EvalRun(dataset="atomic", labels=tuple(label.value for label in Label), calibration=pipeline.calibration.source)
-    progress = Progress(len(cases), "atomic") if show_progress else None
-    started = time.perf_counter()
-    for position, case in enumerate(cases):
-        result = CaseResult(case_id=case.case_id, position=position, gold=case.label.value, claims=1)
-        try:
-            evidence = assemble_evidence(whole_claim_set(case.turn), case.passages)
-            judged, clock = await judge(evidence, pipeline.model, pipeline.prompts.verify)
-            verdict = decide(evidence, judged, pipeline.calibration, (), None, (clock.stop(),))
-            run.timings["verify"].extend(verdict.timings)
-            result.judged.append(JudgedTurn(evidence, tuple(judged)))
-            result.whole.append(JudgedTurn(evidence, tuple(judged)))
-            result.predicted, result.model_alone = verdict.label.value, judged[0].verdict.label.value
-        except ModelError as exc:
-            _failed(run, result, exc)
-        run.cases.append(result)
-        if progress:
-            progress.step()
-    run.seconds = time.perf_counter() - started
-    return run
+    return await _evaluate_claims("atomic", cases, pipeline, _check_atomic_claim, show_progress)
 
 
 def _failed(run: EvalRun, result: CaseResult, exc: Exception) -> None:
