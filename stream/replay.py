@@ -209,7 +209,11 @@ def expected_verdict_ids(turns: Iterable[Turn]) -> dict[str, Turn]:
 
 
 def dead_lettered_turns(collected: Collected) -> set[tuple[str, str]]:
-    """(conversation_id, turn_id) of turns whose processing ended in the dead-letter topic."""
+    """(conversation_id, turn_id) of turns whose processing ended in the dead-letter topic.
+
+    A stage after segment fails on a later record of the turn (a claim set, evidence or a
+    verdict), which names its turn through the claim set it carries.
+    """
     import base64
 
     import orjson
@@ -218,8 +222,10 @@ def dead_lettered_turns(collected: Collected) -> set[tuple[str, str]]:
     for dl in collected.dead_letters.values():
         try:
             obj = orjson.loads(base64.b64decode(dl.original_base64))
+            for nested in ("evidence", "claimset"):  # verdict -> evidence -> claim set
+                obj = obj.get(nested, obj)
             found.add((str(obj["conversation_id"]), str(obj["turn_id"])))
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue  # not a turn we can name (malformed): counted separately
     return found
 

@@ -91,3 +91,20 @@ def test_taken_port_is_reported_with_the_fix() -> None:
         s.listen()
         with pytest.raises(BrokerError, match="already taken"):
             EmbeddedBroker(port=s.getsockname()[1]).start()
+
+
+def test_dead_letters_name_their_turn_from_any_stage() -> None:
+    from schemas import DeadLetter, encode
+    from stream.replay import Collected, dead_lettered_turns
+
+    def named(original: bytes) -> set[tuple[str, str]]:
+        letter = DeadLetter(dead_letter_id="d", source_topic="t", partition=0, offset=0, key=None,
+                            original_base64=base64.b64encode(original).decode(), reason="r", error_type="E",
+                            stage="s", failed_at=1.0)
+        return dead_lettered_turns(Collected(dead_letters={"d": letter}))
+
+    verdict = sample_turn_verdict()
+    assert named(b'{"conversation_id": "c1", "turn_id": "t0", "role": "assistant", "text": "x"}') == {("c1", "t0")}
+    for record in (verdict.evidence.claimset, verdict.evidence, verdict):
+        assert named(encode(record)) == {("c1", "t1")}, type(record).__name__
+    assert named(b"{not json") == set()
