@@ -102,12 +102,8 @@ def fit(
     steps: int = 3000,
     learning_rate: float = 0.3,
     source: str = "fitted",
-    row_weights: Sequence[float] | None = None,
 ) -> VerifyCalibration:
-    """Multinomial logistic regression by full-batch gradient descent, class-balanced, with L2.
-
-    ``row_weights`` scale each row's pull on the fit (default: all 1).
-    """
+    """Multinomial logistic regression by full-batch gradient descent, class-balanced, with L2."""
     x = np.asarray(rows, dtype=float)
     y = np.array([LABELS.index(label) for label in labels])
     if len(set(y.tolist())) < 2:
@@ -117,8 +113,6 @@ def fit(
     onehot = np.eye(len(LABELS))[y]
     counts = onehot.sum(axis=0)
     sample_weight = (len(y) / (len(LABELS) * np.maximum(counts, 1)))[y]
-    if row_weights is not None:
-        sample_weight = sample_weight * np.asarray(row_weights, dtype=float)
     w = np.zeros((len(LABELS), x.shape[1]))
     b = np.zeros(len(LABELS))
     for _ in range(steps):
@@ -162,5 +156,4 @@ def cross_validated_fit(
             right += sum(calibration.combine(rows[i]).best() is y[i] for i in range(k, len(rows), folds))
         scores[l2] = right / len(rows)
     best = max(grid, key=lambda l2: (scores[l2], -grid.index(l2)))
-    chosen = fit(rows, y, l2=best, source=f"{source}; L2 {best} chosen by {folds}-fold cross-validation (accuracy {scores[best]:.3f})")
-    return chosen
+    return fit(rows, y, l2=best, source=f"{source}; L2 {best} chosen by {folds}-fold cross-validation (accuracy {scores[best]:.3f})")

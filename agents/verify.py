@@ -132,7 +132,7 @@ def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5
     found: ValueSwap | None = None
     for index, passage in enumerate(passages):
         for sentence in clauses(passage.text):
-            if sentence.rstrip().endswith("?"):
+            if sentence.endswith("?"):
                 continue
             overlap = coverage(claim_words, content_words(sentence))
             if overlap < min_overlap or (found is not None and overlap <= found.overlap):
