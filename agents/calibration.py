@@ -9,12 +9,20 @@ The model's label probabilities enter as probabilities, not log-probabilities:
 the small model's scores vary little on the benchmark, and unbounded log
 features let the fit extrapolate wildly on confident outliers.
 Without a calibration, the identity weights keep the model's own ranking.
+
+One signal also acts on its own: a passage sentence that restates the claim
+with another name or number (``value_swap``). In a linear fit it gets little
+weight, because on the fitting rows where it fires the evidence fit already
+gives the claim away (those claims are near-copies of their evidence); a
+chatbot paraphrases, and there the restatement may be the only sign. So the
+fit also measures how often the fitting rows on which it fires are false, and
+``after_value_swap`` raises the false score of a restated claim to that rate.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +62,9 @@ class VerifyCalibration:
     # so a confident outlier would otherwise get an absurd weight).
     lower: tuple[float, ...] | None = None
     upper: tuple[float, ...] | None = None
+    # Share of the fitting rows with a value swap that were false, and how many rows fired; None: not used.
+    swap_false_rate: float | None = None
+    swap_rows: int = 0
 
     @classmethod
     def identity(cls) -> VerifyCalibration:
@@ -70,6 +81,16 @@ class VerifyCalibration:
         p /= p.sum()
         return LabelScores(**{label.value: float(p[i]) for i, label in enumerate(LABELS)})
 
+    def after_value_swap(self, scores: LabelScores) -> LabelScores:
+        """The scores of a claim that a passage restates with another value: false at least at the measured
+        rate, the rest shared by true and unverifiable as before."""
+        rate = self.swap_false_rate
+        if rate is None or scores.false >= rate:
+            return scores
+        rest = scores.true + scores.unverifiable or 1.0
+        return LabelScores(true=(1 - rate) * scores.true / rest, false=rate,
+                           unverifiable=(1 - rate) * scores.unverifiable / rest)
+
     @classmethod
     def load(cls, path: Path = DEFAULT_PATH) -> VerifyCalibration:
         try:
@@ -84,6 +105,8 @@ class VerifyCalibration:
                 weights=tuple(tuple(float(w) for w in row) for row in data["weights"]),
                 bias=tuple(float(b) for b in data["bias"]),
                 source=str(data.get("source", path)),
+                swap_false_rate=float(data["swap_false_rate"]) if data.get("swap_false_rate") is not None else None,
+                swap_rows=int(data.get("swap_rows", 0)),
                 **bounds,
             )
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
@@ -91,7 +114,8 @@ class VerifyCalibration:
 
     def save(self, path: Path) -> None:
         data = {"features": FEATURE_NAMES, "labels": [l.value for l in LABELS], "weights": self.weights,
-                "bias": self.bias, "source": self.source, "lower": self.lower, "upper": self.upper}
+                "bias": self.bias, "source": self.source, "lower": self.lower, "upper": self.upper,
+                "swap_false_rate": self.swap_false_rate, "swap_rows": self.swap_rows}
         Path(path).write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
 
 
@@ -157,3 +181,20 @@ def cross_validated_fit(
         scores[l2] = right / len(rows)
     best = max(grid, key=lambda l2: (scores[l2], -grid.index(l2)))
     return fit(rows, y, l2=best, source=f"{source}; L2 {best} chosen by {folds}-fold cross-validation (accuracy {scores[best]:.3f})")
+
+
+MIN_SWAP_ROWS = 10  # fewer fitting rows with a value swap measure nothing: leave the rule off
+
+
+def with_swap_rate(calibration: VerifyCalibration, rows: Sequence[Sequence[float]], labels: Sequence[Label]) -> VerifyCalibration:
+    """The calibration with the value-swap rule measured on the same rows (off below MIN_SWAP_ROWS rows).
+
+    The rule only ever raises a false score, so it is used only where the fired rows were mostly false.
+    """
+    column = FEATURE_NAMES.index("value_swap")
+    fired = [label for row, label in zip(rows, labels) if row[column] > 0]
+    rate = sum(label is Label.FALSE for label in fired) / len(fired) if fired else 0.0
+    if len(fired) < MIN_SWAP_ROWS or rate <= 0.5:
+        return replace(calibration, swap_false_rate=None, swap_rows=len(fired))
+    return replace(calibration, swap_false_rate=round(rate, 4), swap_rows=len(fired),
+                   source=f"{calibration.source}; value-swap rule: {rate:.2f} of {len(fired)} fitting rows with a swap were false")

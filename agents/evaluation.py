@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from agents.calibration import VerifyCalibration, cross_validated_fit
+from agents.calibration import VerifyCalibration, cross_validated_fit, with_swap_rate
 from agents.datasets import ClaimCase, DialogueCase
 from agents.errors import InputError, ModelError
 from agents.evidence import assemble_evidence
@@ -372,7 +372,7 @@ def fit_calibration(runs: Sequence[EvalRun], source: str) -> VerifyCalibration:
             if case.position % 2 == 0 and case.predicted != FAILED:
                 rows.extend(whole_features(case))
                 labels.extend(Label(case.gold) for _ in case.whole)
-    return cross_validated_fit(rows, labels, source=source)
+    return with_swap_rate(cross_validated_fit(rows, labels, source=source), rows, labels)
 
 
 @dataclass(frozen=True)

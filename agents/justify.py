@@ -23,6 +23,7 @@ from agents.llm import ModelRunner
 from agents.prompting import PromptTemplate
 from agents.text import content_words, coverage, truncate
 from agents.timing import StageClock
+from agents.verify import value_swap
 from agents.evidence import PASSAGE_CHARS
 from schemas import (
     Citation,
@@ -71,17 +72,16 @@ def changed_words(claim: str, corrected: str) -> set[str]:
 
 
 def correction_supported(fix: ErrorFix, passages: dict[str, Passage]) -> bool:
-    """The correction keeps the claim's subject, changes it, and every word it adds is in a cited passage."""
+    """The correction keeps the claim's subject, changes it, every word it adds is in a cited passage, and
+    the cited passages do not contradict it in turn (adding a date but keeping Aldrin fixes nothing)."""
     added = changed_words(fix.claim_text, fix.correction)
     if not fix.correction or not added:
         return False
     if coverage(content_words(fix.claim_text), content_words(fix.correction)) < MIN_KEPT:
         return False
-    cited_words: set[str] = set()
-    for c in fix.citations:
-        if c.passage_id in passages:
-            cited_words |= content_words(passages[c.passage_id].text)
-    return added <= cited_words
+    cited = [passages[c.passage_id] for c in fix.citations if c.passage_id in passages]
+    cited_words = set().union(*(content_words(p.text) for p in cited))
+    return added <= cited_words and value_swap(fix.correction, cited) is None
 
 
 def score_fingract(
@@ -186,11 +186,17 @@ async def _correct(
     )
     clock.add(generation)
     chosen = candidates[min(generation.output.evidence, len(candidates)) - 1]
+    corrected = " ".join(generation.output.corrected.split())
+    swap = value_swap(claim.claim_text, passages)
+    if swap is not None and value_swap(corrected, [chosen]) is not None:
+        # The rewrite still says what the evidence contradicts; the evidence's own restatement of the
+        # claim is a correct fix by construction, in the cited source's words.
+        corrected, chosen = swap.sentence, passages[swap.passage]
     return ErrorFix(
         claim_id=claim.claim_id,
         claim_text=claim.claim_text,
         label=claim.label,
-        correction=truncate(" ".join(generation.output.corrected.split()), 1000),
+        correction=truncate(corrected, 1000),
         citations=(citation(chosen),),
     )
 

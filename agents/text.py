@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from difflib import SequenceMatcher
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)*")
@@ -88,6 +89,45 @@ def same_number(a: str, b: str) -> bool:
     return abs(x - y) <= 0.01 * max(abs(x), abs(y)) or round(x) == round(y) and "." in a + b
 
 
+# Capitalised, but dates rather than names: a month never stands in for a person or a place.
+DATE_WORDS = frozenset(
+    """january february march april may june july august september october november december jan feb mar apr jun
+    jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday""".split()
+)
+
+
+def title_cased(text: str) -> bool:
+    """Headline style ("Wildfires do not Affect Mexico And Canada"): capitals there mark words, not names.
+
+    Told by a capitalised small word inside a sentence ("And", "The", "Is"); a sentence that is
+    merely full of names ("The Eiffel Tower is in Berlin") keeps its small words in lower case.
+    """
+    tokens = text.split()
+    for previous, token in zip(tokens, tokens[1:]):
+        word = token.strip(".,;:!?\"'()[]")
+        if previous[-1:] not in ".!?:" and len(word) > 1 and word.lower() in STOPWORDS and word[:1].isupper():
+            return True
+    return False
+
+
 def value_names(text: str) -> set[str]:
-    """Names (see :func:`names`) with possessive endings removed and apostrophes made plain."""
-    return {re.sub(r"'s$", "", normalized(n)) for n in names(text)}
+    """Names (see :func:`names`) that can be swapped for another: possessive endings removed, apostrophes
+    made plain, dates left out; none for headline-style text, where every word is capitalised."""
+    if title_cased(text):
+        return set()
+    return {re.sub(r"'s$", "", normalized(n)) for n in names(text)} - DATE_WORDS
+
+
+def same_name(a: str, b: str) -> bool:
+    """The same name up to spelling or form: organisation/organization, Africa/African."""
+    return a == b or min(len(a), len(b)) >= 4 and SequenceMatcher(None, a, b).ratio() >= 0.85
+
+
+def names_in(text: str, name: str) -> bool:
+    """Whether ``text`` has ``name`` (U.S., Trump's) or a spelling of it as one of its words."""
+    return mentions(text, name) or any(same_name(name, re.sub(r"'s$", "", w)) for w in words(normalized(text)))
+
+
+def years(text: str) -> set[str]:
+    """Numbers written as a year: four digits without separators (1889, not 1,927)."""
+    return {n for n in _NUMBER.findall(text) if n.isdigit() and 1000 <= int(n) <= 2100}

@@ -25,7 +25,9 @@ from agents.prompting import PromptTemplate
 from agents.selective import SelectiveModel, selective_features
 from agents.sufficiency import assess_sufficiency
 from agents.sources import numbered
-from agents.text import clauses, content_words, coverage, mentions, names, numbers, same_number, truncate, value_names
+from agents.text import (
+    clauses, content_words, coverage, names, names_in, numbers, same_number, truncate, value_names, years,
+)
 from agents.timing import StageClock
 from schemas import ClaimSufficiency, ClaimVerdict, Evidence, EvidenceFit, Label, LabelScores, Passage, StageTiming, TurnVerdict, derive_id
 from schemas.generate import schema_with_items
@@ -104,6 +106,7 @@ class Signals:
     values: tuple[float, ...]
     notes: tuple[str, ...]
     best_passage: int | None  # index into the passages, the one sharing most words with the claim
+    swap: ValueSwap | None = None  # a passage sentence restating the claim with another value
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,24 @@ class ValueSwap:
     overlap: float  # share of the claim's content words the sentence has
     claimed: tuple[str, ...]  # the claim's values the sentence lacks
     stated: tuple[str, ...]  # the sentence's values of the same kind the claim lacks
+    sentence: str = ""  # the sentence (or clause) itself
+
+
+# A restatement with a swapped value differs in one or two values (a first and last name); a sentence that
+# differs in more says something else, and pairing its values with the claim's is guesswork.
+MAX_SWAPPED = 2
+
+
+def unmatched_values(claim: str, sentence: str) -> list[tuple[list[str], list[str]]]:
+    """Per kind of value (names, years, other numbers): the claim's values the sentence lacks, and the
+    sentence's values the claim lacks. Only values of one kind are ever paired."""
+    pairs = [([n for n in value_names(claim) if not names_in(sentence, n)],
+              [n for n in value_names(sentence) if not names_in(claim, n)])]
+    claim_years, sentence_years = years(claim), years(sentence)
+    for ours, theirs in ((claim_years, sentence_years), (numbers(claim) - claim_years, numbers(sentence) - sentence_years)):
+        pairs.append(([n for n in ours if not any(same_number(n, m) for m in theirs)],
+                      [m for m in theirs if not any(same_number(m, n) for n in ours)]))
+    return pairs
 
 
 def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5) -> ValueSwap | None:
@@ -121,13 +142,13 @@ def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5
 
     "The Amazon flows into the Pacific" against "The Amazon discharges into the Atlantic": the
     sentence shares most of the claim's words, and where the claim names one ocean it names
-    another. Questions are skipped (AVeriTeC's evidence asks before it answers), numbers that
-    agree once rounded count as the same, and only values of one kind are paired (a name
-    against a name, a number against a number).
+    another. Questions are skipped (AVeriTeC's evidence asks before it answers); numbers that
+    agree once rounded count as the same, and names that differ only in spelling or form; only
+    values of one kind are paired (a name against a name, a year against a year); and a sentence
+    that differs from the claim in more than two values of a kind is not a restatement.
     """
     claim_words = content_words(claim)
-    claim_names, claim_numbers = value_names(claim), numbers(claim)
-    if not claim_words or not (claim_names or claim_numbers):
+    if not claim_words or not (value_names(claim) or numbers(claim)):
         return None
     found: ValueSwap | None = None
     for index, passage in enumerate(passages):
@@ -137,16 +158,9 @@ def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5
             overlap = coverage(claim_words, content_words(sentence))
             if overlap < min_overlap or (found is not None and overlap <= found.overlap):
                 continue
-            sentence_numbers = numbers(sentence)
-            pairs = (
-                ([n for n in claim_names if not mentions(sentence, n)],
-                 [n for n in value_names(sentence) if not mentions(claim, n)]),
-                ([n for n in claim_numbers if not any(same_number(n, m) for m in sentence_numbers)],
-                 [m for m in sentence_numbers if not any(same_number(m, n) for n in claim_numbers)]),
-            )
-            for claimed, stated in pairs:
-                if claimed and stated:
-                    found = ValueSwap(index, overlap, tuple(sorted(claimed)), tuple(sorted(stated)))
+            for claimed, stated in unmatched_values(claim, sentence):
+                if claimed and stated and len(claimed) <= MAX_SWAPPED and len(stated) <= MAX_SWAPPED:
+                    found = ValueSwap(index, overlap, tuple(sorted(claimed)), tuple(sorted(stated)), sentence)
                     break
     return found
 
@@ -201,7 +215,7 @@ def claim_signals(claim: str, passages: Sequence[Passage]) -> Signals:
         math.log1p(len(passages)),
     )
     assert len(values) + 6 == len(FEATURE_NAMES)
-    return Signals(values=values, notes=tuple(notes), best_passage=best)
+    return Signals(values=values, notes=tuple(notes), best_passage=best, swap=swap)
 
 
 def evidence_fit(tokens: Sequence[TokenScore]) -> EvidenceFit:
@@ -308,8 +322,12 @@ def decide(
         signals = claim_signals(claim.text, passages)
         adjusted = judgement.debiased()
         scores = calibration.combine(features(adjusted, signals, judgement.fit))
+        cited_index = signals.best_passage
+        if signals.swap is not None:
+            scores = calibration.after_value_swap(scores)
+            cited_index = signals.swap.passage  # the passage that says otherwise is the one to cite
         label = scores.best()
-        cited = (passages[signals.best_passage].passage_id,) if signals.best_passage is not None else ()
+        cited = (passages[cited_index].passage_id,) if cited_index is not None else ()
         why = raw.why if raw.label == label else f"{raw.why} (the model alone said {raw.label.value})"
         check = checks.get(claim.claim_id)
         selective_score = None

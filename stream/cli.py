@@ -117,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench_metrics = sub.add_parser("bench-metrics", help="worker throughput with metrics on vs off, and the metrics code-path cost")
     bench_metrics.add_argument("--out", type=Path, default=Path("bench-metrics.json"), help="where to write the JSON results")
     bench_metrics.add_argument("--rounds", type=int, default=2, help="pairs of rounds (metrics off and on)")
+    bench_metrics.add_argument("--copies", type=int, default=3, help="times each round replays the demo conversations")
     bench_metrics.add_argument("--repeat", type=int, default=2000, help="repetitions of the timed metrics code path")
     bench_metrics.add_argument("--timeout", type=float, default=900.0, help="give up on a round after this many seconds")
     _model_flags(bench_metrics)

@@ -11,7 +11,10 @@ All per-message care lives in :class:`StageRunner.consume`:
 * outputs are sent from inside the agent, so Faust attaches them to the
   event and commits its offset only after they are produced: at-least-once;
 * agents run with concurrency 1, so each partition is processed in order and
-  no offset is committed past a turn still in flight (faust-streaming #606).
+  no offset is committed past a turn still in flight (faust-streaming #606);
+* an :class:`OrderGuard` hands over the messages Faust drops after a
+  rebalance (faust-streaming #596) before the message that revealed the hole,
+  so none is acknowledged past an unhandled one.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from schemas import (
 )
 from stream.app import Topics
 from stream.metrics import Metrics, NoMetrics
+from stream.order_guard import OrderGuard
 
 log = logging.getLogger("halluwatch.stream")
 R = TypeVar("R")
@@ -119,26 +123,49 @@ class StageRunner:
     delivered: Any  # Faust table: correction/alert id -> True, so a replayed turn raises no second alert
     kb_updater: KbUpdater | None = None  # None: no retriever can supersede knowledge-base documents
     metrics: Metrics = field(default_factory=NoMetrics)
+    guard: OrderGuard | None = None  # None: trust the consumer to hand over every offset (tests of one stage)
 
     async def consume(
         self, stream: Any, stage: str, record_type: type[R], handle: Callable[[R, Any], Awaitable[list[Output]]]
     ) -> None:
         async for event in stream.events():
             message = event.message
-            started = time.perf_counter()
-            try:
-                record = decode(record_type, event.value)
-                outputs = await handle(record, event)
-            except RecordError as exc:
-                await self._dead_letter(event, stage, exc)
-                continue
-            except Exception as exc:  # noqa: BLE001 - any stage failure dead-letters this message only (faust #189)
-                log.exception("%s failed on %s[%s]@%s", stage, message.topic, message.partition, message.offset)
-                await self._dead_letter(event, stage, exc)
-                continue
-            for topic, out in outputs:
-                await topic.send(key=message.key, value=encode(out))
-            self.metrics.message_done(stage, record, outputs, time.perf_counter() - started, time.time())
+            backlog: list[Any] = []
+            if self.guard is not None:
+                try:
+                    found = await self.guard.before(message.topic, message.partition, message.offset)
+                except Exception as exc:  # noqa: BLE001 - the broker could not give back what Faust dropped
+                    await self._dead_letter(event, stage, exc)
+                    continue
+                if found is None:
+                    continue  # handled already: Faust fetched it again
+                backlog = found
+            for missed in [*backlog, event]:
+                await self._handle(missed, stage, record_type, handle)
+                if self.guard is not None:
+                    self.guard.handled(missed.message.topic, missed.message.partition, missed.message.offset)
+            if self.guard is not None:
+                await self.guard.filled(backlog)  # before this event's ack lets Faust commit past the hole
+
+    async def _handle(
+        self, event: Any, stage: str, record_type: type[R], handle: Callable[[R, Any], Awaitable[list[Output]]]
+    ) -> None:
+        """One message: decode, run the stage, send its outputs; any failure dead-letters this message only."""
+        message = event.message
+        started = time.perf_counter()
+        try:
+            record = decode(record_type, event.value)
+            outputs = await handle(record, event)
+        except RecordError as exc:
+            await self._dead_letter(event, stage, exc)
+            return
+        except Exception as exc:  # noqa: BLE001 - any stage failure dead-letters this message only (faust #189)
+            log.exception("%s failed on %s[%s]@%s", stage, message.topic, message.partition, message.offset)
+            await self._dead_letter(event, stage, exc)
+            return
+        for topic, out in outputs:
+            await topic.send(key=message.key, value=encode(out))
+        self.metrics.message_done(stage, record, outputs, time.perf_counter() - started, time.time())
 
     async def _dead_letter(self, event: Any, stage: str, exc: BaseException) -> None:
         m = event.message
@@ -201,7 +228,7 @@ class StageRunner:
 
 def wire(
     app: Any, topics: Topics, pipeline: Pipeline, retriever: Retriever, partitions: int,
-    kb_updater: KbUpdater | None = None, metrics: Metrics | None = None,
+    kb_updater: KbUpdater | None = None, metrics: Metrics | None = None, guard: OrderGuard | None = None,
 ) -> StageRunner:
     """Create the tables and the four agents on ``app``."""
     runner = StageRunner(
@@ -214,6 +241,7 @@ def wire(
         context=app.Table("conversation-context", key_type=bytes, value_type=bytes, partitions=partitions),
         delivered=app.Table("delivered-outputs", key_type=bytes, value_type=bytes, partitions=partitions),
         metrics=metrics or NoMetrics(),
+        guard=guard,
     )
 
     @app.agent(topics.turns, name="segment", concurrency=1)

@@ -12,11 +12,12 @@ from prometheus_client import CollectorRegistry
 
 from agents.errors import RetrievalError
 from stream.alert_feed import AlertBuffer, AlertFeed
-from stream.app import TOPIC_NAMES, bootstrap_servers, create_app, topic_name
+from stream.app import TOPIC_NAMES, app_id, bootstrap_servers, create_app, topic_name
 from stream.commands.common import build_pipeline
 from stream.errors import StreamError
 from stream.lag import consumer_lags
 from stream.metrics import Metrics, NoMetrics, PipelineMetrics
+from stream.order_guard import KafkaOffsetReader, OrderGuard
 from stream.retrieval import build_retrieval
 from stream.settings import Settings
 from stream.stages import wire
@@ -58,7 +59,17 @@ def build_worker(settings: Settings, broker_url: str) -> tuple[Any, WorkerWeb]:
                 "imported %s into the knowledge base: %d added, %d already there, %d bad rows%s", path,
                 report.added, report.duplicates, len(report.bad),
                 "".join(f"; line {b.line}: {b.reason}" for b in report.bad[:5]))
-    wire(app, topics, pipeline, retrieval.retriever, settings.partitions, retrieval.kb_updater, metrics)
+    offsets = KafkaOffsetReader(bootstrap_servers(broker_url), app_id(settings))
+
+    async def commit_past(topic: str, partition: int, first: int, last: int) -> None:
+        # Faust never saw these offsets as events, so it would not commit past them (faust-streaming #596);
+        # its gap record is how it learns that offsets need no acknowledgement.
+        from faust.types import TP
+
+        await app.consumer._add_gap(TP(topic, partition), first, last)
+
+    guard = OrderGuard(offsets, generation=lambda: app.consumer_generation_id, on_filled=commit_past)
+    wire(app, topics, pipeline, retrieval.retriever, settings.partitions, retrieval.kb_updater, metrics, guard)
     short_names = {topic_name(settings, n): n for n in TOPIC_NAMES if n in CONSUMED}
 
     @app.task
@@ -80,10 +91,21 @@ def build_worker(settings: Settings, broker_url: str) -> tuple[Any, WorkerWeb]:
     async def close_retrieval(sender: Any, **kwargs: Any) -> None:
         # Browsers are separate processes: quit them, or they outlive the worker.
         retrieval.close()
+        await offsets.close()
         if retrieval.cache is not None:
             cache = retrieval.cache
             log.info("retrieval cache: %d hits, %d misses (hit rate %.0f%%)", cache.hits, cache.misses,
                      100 * cache.hit_rate)
+
+    @app.timer(interval=LAG_INTERVAL)
+    async def restart_stalled_partitions() -> None:
+        tps = [tp for tp in app.consumer.assignment() if tp.topic in short_names]
+        ends = await app.consumer.highwaters(*tps) if tps else {}
+        for tp in tps:
+            if ends.get(tp) is not None:
+                offset = await guard.stalled(tp.topic, tp.partition, int(ends[tp]))
+                if offset is not None:
+                    await app.consumer.seek(tp, offset)
 
     if settings.metrics_enabled:
 

@@ -10,7 +10,12 @@ worker is larger than the effect being measured:
    the compose stack's Prometheus does. Throughput is assistant turns per
    second from the first publish to the last verdict, correction and alert;
    the worker's CPU time over the same span (all its threads, from /proc) is
-   reported too, as it is less disturbed by other processes on the machine.
+   reported too. Each round replays the conversations ``--copies`` times under
+   fresh conversation ids, so that a round is long against start-up jitter.
+   The two rounds of a pair run back to back, so the ratio of a pair is little
+   disturbed by slow drift on the machine; the report gives the geometric mean
+   of the pair ratios with a 95% bootstrap interval, which says whether the
+   run can tell the difference from the 2% target at all.
 2. code path: the metrics calls the worker makes for one turn, replayed on the
    records that round 1 produced, and one scrape of /metrics, each timed over
    many repetitions, against the measured per-turn processing time.
@@ -29,6 +34,8 @@ import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from prometheus_client import CollectorRegistry, generate_latest
 
@@ -58,6 +65,21 @@ class Round:
     @property
     def throughput(self) -> float:
         return self.assistant_turns / self.seconds
+
+
+def copied(turns: list[LoggedTurn], copies: int) -> list[LoggedTurn]:
+    """The conversations ``copies`` times over, each copy under its own conversation ids."""
+    return [replace(t, turn=replace(t.turn, conversation_id=f"{t.turn.conversation_id}-copy{k}"))
+            for k in range(copies) for t in turns]
+
+
+def paired_ratio(pairs: list[tuple[float, float]], resamples: int = 10_000) -> dict[str, float]:
+    """Geometric mean of on/off ratios over pairs of rounds, with a 95% bootstrap interval (fixed seed)."""
+    logs = np.log([on / off for on, off in pairs])
+    rng = np.random.default_rng(0)
+    means = logs[rng.integers(0, len(logs), size=(resamples, len(logs)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return {"mean": float(np.exp(logs.mean())), "ci95_low": float(np.exp(low)), "ci95_high": float(np.exp(high))}
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -172,8 +194,15 @@ def code_path_cost(collected: Collected, repeat: int) -> dict[str, float]:
     return {"record_seconds_per_turn": per_turn, "scrape_seconds": (time.perf_counter() - started) / scrapes}
 
 
+def describe_ratio(r: dict[str, float]) -> str:
+    # Below 1 is a slowdown with metrics on; the 2% target is about that side only.
+    verdict = ("no slowdown of 2% or more" if r["ci95_low"] >= 0.98 else
+               "a slowdown of over 2%" if r["ci95_high"] < 0.98 else "cannot tell from a 2% slowdown")
+    return f"{r['mean']:.4f} (95% interval {r['ci95_low']:.4f}-{r['ci95_high']:.4f}: {verdict})"
+
+
 async def run_bench_metrics(args: argparse.Namespace, settings: Settings) -> int:
-    turns = read_replay(CONVERSATIONS).turns
+    turns = copied(read_replay(CONVERSATIONS).turns, args.copies)
     rounds: list[Round] = []
     first_collected: Collected | None = None
     with EmbeddedBroker() as broker:
@@ -198,6 +227,14 @@ async def run_bench_metrics(args: argparse.Namespace, settings: Settings) -> int
         cpu_on = sum(r.cpu_seconds or 0.0 for r in on) / sum(r.assistant_turns for r in on)
         cpu_off = sum(r.cpu_seconds or 0.0 for r in off) / sum(r.assistant_turns for r in off)
         cpu_ratio = cpu_on / cpu_off
+    # Rounds 2n and 2n+1 are one pair (one with metrics, one without, in either order).
+    pairs = [(a, b) if a.metrics else (b, a) for a, b in zip(rounds[::2], rounds[1::2])]
+    paired = paired_ratio([(on.throughput, off.throughput) for on, off in pairs])
+    paired_cpu = None
+    if all(r.cpu_seconds for r in rounds):
+        # CPU seconds per turn: lower is better, so off/on reads like the throughput ratio.
+        paired_cpu = paired_ratio([((off.cpu_seconds or 0.0) / off.assistant_turns, (on.cpu_seconds or 0.0) / on.assistant_turns)
+                                   for on, off in pairs])
     cost = code_path_cost(first_collected, args.repeat)
     record_share = cost["record_seconds_per_turn"] / turn_seconds
     scrape_share = cost["scrape_seconds"] / COMPOSE_SCRAPE_INTERVAL
@@ -214,6 +251,10 @@ async def run_bench_metrics(args: argparse.Namespace, settings: Settings) -> int
             if len(off) > 1 else None,
             "scrape_every_seconds": SCRAPE_EVERY,
             "cpu_seconds_per_turn_ratio_on_over_off": cpu_ratio,
+            "paired_throughput_ratio_on_over_off": paired,
+            "paired_cpu_efficiency_ratio_on_over_off": paired_cpu,
+            "copies_per_round": args.copies,
+            "model_threads": settings.model.n_threads,
         },
         "code_path": cost | {
             "seconds_per_turn_processing": turn_seconds,
@@ -227,6 +268,9 @@ async def run_bench_metrics(args: argparse.Namespace, settings: Settings) -> int
     print(f"        fastest round of each mode, on/off: {report['stream']['best_round_ratio_on_over_off']:.3f}")
     if cpu_ratio is not None:
         print(f"        worker CPU seconds per turn, on/off: {cpu_ratio:.3f}")
+    print(f"        pairs of rounds: throughput on/off {describe_ratio(paired)}")
+    if paired_cpu is not None:
+        print(f"                         turns per CPU second on/off {describe_ratio(paired_cpu)}")
     if report["stream"]["round_spread_off"] is not None:
         print(f"        spread between metrics-off rounds: {report['stream']['round_spread_off']:.1%} of their mean")
     print(f"code path: {cost['record_seconds_per_turn'] * 1e6:.0f} us of metrics work per assistant turn"

@@ -283,11 +283,6 @@ async def test_bad_turns_go_to_dlq_and_the_stream_goes_on(broker, collector, wor
         assert base64.b64decode(letter.original_base64) == original
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open, flaky under CPU load (3 of 13 runs): a few turns reach the evidence topic and never get a"
-    " verdict from the replacement worker, which leaves one evidence partition unconsumed (see the issue note)",
-)
 async def test_killed_worker_loses_no_turn(broker, collector, workers) -> None:
     settings, c = collector
     first = workers(settings)
@@ -326,3 +321,38 @@ async def test_killed_worker_loses_no_turn(broker, collector, workers) -> None:
         assert vid in c.collected.verdicts, f"{turn.turn_id} has no verdict"
         alerts = {a for a in c.collected.alerts.values() if (a.conversation_id, a.turn_id) == (turn.conversation_id, turn.turn_id)}
         assert len(alerts) <= 1
+
+
+async def test_offset_reader_gives_back_what_the_consumer_skipped(broker) -> None:
+    """The order guard's reader against the real broker: the group's committed offset, else the first one;
+    and the messages of an offset range, in order."""
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+    from aiokafka.structs import OffsetAndMetadata
+
+    from stream.order_guard import KafkaOffsetReader
+
+    bootstrap = bootstrap_servers(broker.url)
+    topic, group = f"t{uuid.uuid4().hex[:8]}.evidence", f"g{uuid.uuid4().hex[:8]}"
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    try:
+        for n in range(5):
+            await producer.send_and_wait(topic, key=b"conv", value=f"m{n}".encode(), partition=0)
+    finally:
+        await producer.stop()
+    reader = KafkaOffsetReader(bootstrap, group)
+    try:
+        assert await reader.next_offset(topic, 0) == 0  # the group has committed nothing: from the start
+        committer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+        await committer.start()
+        try:
+            committer.assign([TopicPartition(topic, 0)])
+            await committer.commit({TopicPartition(topic, 0): OffsetAndMetadata(3, "")})
+        finally:
+            await committer.stop()
+        assert await reader.next_offset(topic, 0) == 3
+        found = await reader.read(topic, 0, 1, 4)
+        assert [(e.message.offset, e.value, e.message.key) for e in found] == [(1, b"m1", b"conv"), (2, b"m2", b"conv"), (3, b"m3", b"conv")]
+        assert found[0].message.timestamp and abs(found[0].message.timestamp - time.time()) < 600
+    finally:
+        await reader.close()

@@ -75,3 +75,29 @@ def test_unreadable_calibration_names_the_setting(tmp_path) -> None:
     bad.write_text("{")
     with pytest.raises(InputError, match="HALLUWATCH_CALIBRATION"):
         VerifyCalibration.load(bad)
+
+
+def test_value_swap_rule_is_measured_on_the_fitting_rows_and_only_raises_false(tmp_path) -> None:
+    from agents.calibration import MIN_SWAP_ROWS, with_swap_rate
+    from schemas import LabelScores
+
+    column = FEATURE_NAMES.index("value_swap")
+    rows, labels = synthetic()
+    for i in range(16):  # 12 of 16 rows with a swap are false
+        rows[i][column] = 0.7
+        labels[i] = Label.FALSE if i < 12 else Label.TRUE
+    calibration = with_swap_rate(fit(rows, labels), rows, labels)
+    assert (calibration.swap_false_rate, calibration.swap_rows) == (0.75, 16)
+    assert "0.75 of 16 fitting rows" in calibration.source
+    raised = calibration.after_value_swap(LabelScores(true=0.6, false=0.3, unverifiable=0.1))
+    assert raised.false == 0.75 and raised.true == pytest.approx(0.25 * 6 / 7) and raised.best() is Label.FALSE
+    surer = LabelScores(true=0.05, false=0.9, unverifiable=0.05)
+    assert calibration.after_value_swap(surer) == surer
+    calibration.save(tmp_path / "c.json")
+    assert VerifyCalibration.load(tmp_path / "c.json").swap_false_rate == 0.75
+    # Too few rows, or rows that were mostly not false, measure nothing: the rule stays off.
+    few = with_swap_rate(fit(rows, labels), rows[: MIN_SWAP_ROWS - 1] + rows[16:], labels[: MIN_SWAP_ROWS - 1] + labels[16:])
+    assert few.swap_false_rate is None
+    mostly_true = [Label.TRUE if i < 16 else label for i, label in enumerate(labels)]
+    assert with_swap_rate(fit(rows, mostly_true), rows, mostly_true).swap_false_rate is None
+    assert VerifyCalibration.identity().after_value_swap(raised) == raised

@@ -21,6 +21,7 @@ def fix(correction: str, citations: tuple[Citation, ...] = (CITE,)) -> ErrorFix:
     [
         (fix("The Eiffel Tower is in Paris."), (2, 2, 3, 7, True)),  # named, corrected from the evidence, cited
         (fix("The Eiffel Tower is in Rome."), (2, 0, 2, 4, True)),  # correction not in the evidence
+        (fix("The Eiffel Tower is in Berlin, France."), (2, 0, 2, 4, True)),  # adds a fact, keeps the wrong one
         (fix("The Eiffel Tower is in Paris.", ()), (2, 0, 0, 2, False)),  # uncited: nothing backs the new words
         (fix(""), (2, 0, 2, 4, True)),  # no correction at all
         (fix("The Eiffel Tower is in Paris.", (Citation("p1", "ftp://x", "t", None),)), (2, 2, 0, 4, True)),
@@ -62,7 +63,8 @@ async def test_revision_loop_stops_at_max_rounds_and_keeps_every_round(scripted)
     # The scripted model keeps proposing a correction the evidence does not support.
     runner, backend = scripted({"justify": '{"corrected":"The Eiffel Tower is in Rome.","evidence":1}'})
     claim = "The Eiffel Tower is in Berlin."
-    evidence = assemble_evidence(claimset(claim), EVIDENCE)
+    # Evidence that does not restate the claim, so there is no sentence of its own to fall back on.
+    evidence = assemble_evidence(claimset(claim), [passage("The Eiffel Tower was completed in 1889 for a fair.")])
     verdict = TurnVerdict("v", evidence, (claim_verdict(0, claim, Label.FALSE),), Label.FALSE)
     correction = await justify(verdict, runner, PromptTemplate.load("justify"), max_rounds=2)
     assert correction is not None
@@ -82,3 +84,16 @@ async def test_good_correction_is_accepted_in_one_round(scripted) -> None:
     assert correction.corrected_text == "The Eiffel Tower is in Paris and opened in 1889."
     assert correction.errors[0].citations[0].url == "https://example.org/a"
     assert "2023-05-01" in correction.justification
+
+
+async def test_a_rewrite_that_keeps_the_contradicted_value_gives_way_to_the_evidence_sentence(scripted) -> None:
+    # The small model added the date but kept Aldrin; the passage's own clause is the fix.
+    runner, _ = scripted({"justify": '{"corrected":"Buzz Aldrin was the first person to walk on the Moon, on 20 July 1969.","evidence":1}'})
+    claim = "Buzz Aldrin was the first person to walk on the Moon."
+    moon = passage("Neil Armstrong was the first person to walk on the Moon, on 20 July 1969; Buzz Aldrin followed him.")
+    evidence = assemble_evidence(claimset(claim), [moon])
+    verdict = TurnVerdict("v", evidence, (claim_verdict(0, claim, Label.FALSE),), Label.FALSE)
+    correction = await justify(verdict, runner, PromptTemplate.load("justify"))
+    assert correction is not None and len(correction.rounds) == 1 and correction.score.total == 7
+    assert correction.errors[0].correction == "Neil Armstrong was the first person to walk on the Moon, on 20 July 1969"
+    assert correction.errors[0].citations[0].passage_id == moon.passage_id

@@ -62,6 +62,26 @@ def test_value_swap_pairs_a_changed_name_or_number_with_the_evidence_sentence() 
     assert value_swap("The Amazon River ends in the Pacific.", [passage("Does the Amazon River end in the Atlantic?")]) is None
 
 
+def test_value_swap_pairs_only_values_that_could_stand_for_each_other() -> None:
+    moon = [passage("Neil Armstrong was the first person to walk on the Moon, on 20 July 1969; Buzz Aldrin followed him.")]
+    swap = value_swap("Buzz Aldrin was the first person to walk on the Moon.", moon)
+    # A month is a date, not a stand-in for a person (and a sentence's first word is no name).
+    assert swap is not None and swap.claimed == ("aldrin",) and swap.stated == ("armstrong",)
+    # A spelling or form of the same name is no swap.
+    wto = [passage("Okonjo-Iweala was appointed to lead the World Trade Organization by its African members.")]
+    assert value_swap("Okonjo-Iweala was appointed to lead the World Trade Organisation by its Africa members.", wto) is None
+    # Years pair with years and quantities with quantities: 7 million is not a year.
+    census = [passage("Nigeria's urban population at independence in 1960 was about 7 million people.")]
+    assert value_swap("Nigeria's urban population at independence was about 7 million people in 1963.", census).stated == ("1960",)
+    assert value_swap("Nigeria's urban population at independence was about 9 million people.", census).stated == ("7",)
+    jobs = [passage("A total of 1,927 acts of clemency were granted.")]
+    assert value_swap("A total of 578 acts of clemency were granted.", jobs).claimed == ("578",)
+    # Headline capitals mark words, not names; a sentence differing in three names says something else.
+    assert value_swap("Wildfires Do Not Affect Mexico And Canada", [passage("Wildfires in Canada affect British Columbia.")]) is None
+    other = [passage("In 2019 Ford, Chrysler and Nissan opened plants in Ohio.")]
+    assert value_swap("In 2019 Toyota, Honda and Tesla opened plants in Ohio.", other) is None
+
+
 def test_decide_uses_calibration_and_keeps_model_scores() -> None:
     evidence = assemble_evidence(claimset("A is in B.", "C was built in 1900."), [passage("A is in B. C was built in 1900.")])
     model = LabelScores(true=0.6, false=0.3, unverifiable=0.1)

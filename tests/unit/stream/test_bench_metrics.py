@@ -45,3 +45,26 @@ def test_cpu_seconds_of_a_process_grows_with_work() -> None:
         pass
     assert cpu_seconds(os.getpid()) - before >= 0.2
     assert cpu_seconds(2**22 + 12345) is None  # no such process
+
+
+def test_paired_ratio_says_whether_the_run_can_tell_the_difference() -> None:
+    from stream.commands.bench_metrics import describe_ratio, paired_ratio
+
+    steady = paired_ratio([(0.995, 1.0), (0.994, 1.0), (0.996, 1.0), (0.995, 1.0)])
+    assert abs(steady["mean"] - 0.995) < 1e-3 and steady["ci95_low"] > 0.99
+    assert "no slowdown of 2% or more" in describe_ratio(steady)
+    noisy = paired_ratio([(0.90, 1.0), (1.08, 1.0), (0.95, 1.0), (1.04, 1.0)])
+    assert noisy["ci95_low"] < 0.98 < noisy["ci95_high"] and "cannot tell from a 2% slowdown" in describe_ratio(noisy)
+    slow = paired_ratio([(0.90, 1.0), (0.91, 1.0), (0.92, 1.0)])
+    assert "a slowdown of over 2%" in describe_ratio(slow)
+
+
+def test_copies_give_each_conversation_its_own_ids() -> None:
+    from stream.commands.bench_metrics import copied
+    from stream.replay import LoggedTurn
+    from schemas import Role, Turn
+
+    turns = [LoggedTurn(Turn(conversation_id="c", turn_id=f"T{n}", role=Role.ASSISTANT, text="x"), None) for n in range(2)]
+    made = copied(turns, 3)
+    assert len(made) == 6 and len({(t.turn.conversation_id, t.turn.turn_id) for t in made}) == 6
+    assert [t.turn.turn_id for t in made[:2]] == ["T0", "T1"]  # each copy keeps the order within its conversation
