@@ -38,6 +38,8 @@ class Metrics(Protocol):
     def dead_letter(self, stage: str, error_type: str) -> None: ...
     def retrieval_cache(self, hit: bool) -> None: ...
     def set_consumer_lag(self, lags: Mapping[tuple[str, int], int]) -> None: ...
+    def messages_read_back(self, stage: str, count: int) -> None: ...
+    def partition_refetched(self, stage: str) -> None: ...
 
 
 class BoundedValues:
@@ -127,6 +129,16 @@ class PipelineMetrics:
             "consumer_lag_messages", "Messages not yet committed by this worker: high watermark minus committed offset",
             ["topic", "partition"], namespace=ns, registry=r,
         )
+        self.read_back = Counter(
+            "consumer_messages_read_back_total",
+            "Messages the consumer skipped (faust-streaming #596) that the worker read back from the broker and handled",
+            ["stage"], namespace=ns, registry=r,
+        )
+        self.refetches = Counter(
+            "consumer_partition_refetches_total",
+            "Partitions with messages waiting and no progress for a minute, fetched again from the next expected offset",
+            ["stage"], namespace=ns, registry=r,
+        )
         self.build = Info("build", "halluwatch version, model and runtime of this worker", namespace=ns, registry=r)
         self._lag_keys: set[tuple[str, str]] = set()
 
@@ -176,6 +188,12 @@ class PipelineMetrics:
         for (topic, partition), lag in lags.items():
             self.consumer_lag.labels(topic, str(partition)).set(lag)
         self._lag_keys = keys
+
+    def messages_read_back(self, stage: str, count: int) -> None:
+        self.read_back.labels(stage).inc(count)
+
+    def partition_refetched(self, stage: str) -> None:
+        self.refetches.labels(stage).inc()
 
     # --- per output record --------------------------------------------------------------------
 
@@ -234,6 +252,12 @@ class NoMetrics:
         pass
 
     def set_consumer_lag(self, lags: Mapping[tuple[str, int], int]) -> None:
+        pass
+
+    def messages_read_back(self, stage: str, count: int) -> None:
+        pass
+
+    def partition_refetched(self, stage: str) -> None:
         pass
 
 

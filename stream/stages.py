@@ -57,6 +57,8 @@ from stream.metrics import Metrics, NoMetrics
 from stream.order_guard import OrderGuard
 
 log = logging.getLogger("halluwatch.stream")
+# Which stage's agent consumes each topic (short names, without the prefix).
+STAGE_OF_TOPIC = {"turns": "segment", "claimsets": "retrieve", "evidence": "verify", "verdicts": "justify"}
 R = TypeVar("R")
 Output = tuple[Any, Any]  # (topic, record)
 # Keep dead letters themselves under the message size limit.
@@ -140,6 +142,8 @@ class StageRunner:
                 if found is None:
                     continue  # handled already: Faust fetched it again
                 backlog = found
+                if backlog:
+                    self.metrics.messages_read_back(stage, len(backlog))
             for missed in [*backlog, event]:
                 await self._handle(missed, stage, record_type, handle)
                 if self.guard is not None:

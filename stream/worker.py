@@ -20,13 +20,13 @@ from stream.metrics import Metrics, NoMetrics, PipelineMetrics
 from stream.order_guard import KafkaOffsetReader, OrderGuard
 from stream.retrieval import build_retrieval
 from stream.settings import Settings
-from stream.stages import wire
+from stream.stages import STAGE_OF_TOPIC, wire
 from stream.web import WorkerWeb
 
 log = logging.getLogger("halluwatch.stream")
 LAG_INTERVAL = 5.0  # seconds between consumer-lag readings
 # The stage agents' input topics: the ones a worker consumes and so can lag on.
-CONSUMED = ("turns", "claimsets", "evidence", "verdicts")
+CONSUMED = tuple(STAGE_OF_TOPIC)
 
 
 def model_name(settings: Settings) -> str:
@@ -106,6 +106,7 @@ def build_worker(settings: Settings, broker_url: str) -> tuple[Any, WorkerWeb]:
                 offset = await guard.stalled(tp.topic, tp.partition, int(ends[tp]))
                 if offset is not None:
                     await app.consumer.seek(tp, offset)
+                    metrics.partition_refetched(STAGE_OF_TOPIC[short_names[tp.topic]])
 
     if settings.metrics_enabled:
 

@@ -2,7 +2,10 @@
 
 from typing import Any
 
+from prometheus_client import CollectorRegistry
+
 from schemas import Role, Turn, decode, encode
+from stream.metrics import PipelineMetrics
 from stream.order_guard import MemoryOffsetReader, OrderGuard, RecoveredEvent, SourceMessage
 from stream.stages import StageRunner
 
@@ -54,8 +57,10 @@ async def test_consume_handles_every_offset_once_in_order_when_the_consumer_drop
     async def on_filled(*hole: Any) -> None:
         filled.append(hole)
 
+    metrics = PipelineMetrics(CollectorRegistry())
     runner = StageRunner(app=None, topics=Topics(), pipeline=None, retriever=None, context={}, delivered={},  # type: ignore[arg-type]
-                         guard=OrderGuard(MemoryOffsetReader(log), generation=lambda: 1, on_filled=on_filled))
+                         guard=OrderGuard(MemoryOffsetReader(log), generation=lambda: 1, on_filled=on_filled),
+                         metrics=metrics)
     handled: list[str] = []
 
     async def handle(turn: Turn, event: Any) -> list:
@@ -67,6 +72,8 @@ async def test_consume_handles_every_offset_once_in_order_when_the_consumer_drop
     assert handled == [f"T{n}" for n in range(7)]
     # The consumer is told each hole once it is handled, so that it commits past it.
     assert filled == [(TOPIC, 0, 1, 2), (TOPIC, 0, 5, 5)]
+    # ... and the dashboard sees how many messages the guard read back.
+    assert metrics.registry.get_sample_value("halluwatch_consumer_messages_read_back_total", {"stage": "segment"}) == 3
 
 
 async def test_a_partition_with_waiting_messages_and_no_progress_is_fetched_again() -> None:
