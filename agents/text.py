@@ -112,7 +112,7 @@ def title_cased(text: str) -> bool:
 
 def value_names(text: str) -> set[str]:
     """Names (see :func:`names`) that can be swapped for another: possessive endings removed, apostrophes
-    made plain, dates left out; none for headline-style text, where every word is capitalised."""
+    made plain, dates left out; none for headline-style text (see :func:`title_cased`)."""
     if title_cased(text):
         return set()
     return {re.sub(r"'s$", "", normalized(n)) for n in names(text)} - DATE_WORDS

@@ -7,17 +7,22 @@ label set is the same in every deployment.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
-async def consumer_lags(consumer: Any, short_names: dict[str, str]) -> dict[tuple[str, int], int]:
-    """``{(short topic name, partition): lag}`` for the partitions assigned to ``consumer``."""
+async def stage_highwaters(consumer: Any, short_names: dict[str, str]) -> Mapping[Any, int | None]:
+    """``{tp: high watermark}`` for the partitions of halluwatch's input topics assigned to ``consumer``."""
     tps = [tp for tp in consumer.assignment() if tp.topic in short_names]
-    if not tps:
-        return {}
-    highwaters = await consumer.highwaters(*tps)
+    return await consumer.highwaters(*tps) if tps else {}
+
+
+async def consumer_lags(
+    consumer: Any, short_names: dict[str, str], highwaters: Mapping[Any, int | None]
+) -> dict[tuple[str, int], int]:
+    """``{(short topic name, partition): lag}`` for the partitions in ``highwaters`` (see stage_highwaters)."""
     lags: dict[tuple[str, int], int] = {}
-    for tp in tps:
+    for tp in highwaters:
         # Faust keeps the last offset it committed (the next one to read) per partition; there is no public
         # accessor. Before the first commit the read position stands in for it.
         committed = consumer._committed_offset.get(tp)

@@ -15,7 +15,7 @@ from stream.alert_feed import AlertBuffer, AlertFeed
 from stream.app import TOPIC_NAMES, app_id, bootstrap_servers, create_app, topic_name
 from stream.commands.common import build_pipeline
 from stream.errors import StreamError
-from stream.lag import consumer_lags
+from stream.lag import consumer_lags, stage_highwaters
 from stream.metrics import Metrics, NoMetrics, PipelineMetrics
 from stream.order_guard import KafkaOffsetReader, OrderGuard
 from stream.retrieval import build_retrieval
@@ -24,7 +24,7 @@ from stream.stages import STAGE_OF_TOPIC, wire
 from stream.web import WorkerWeb
 
 log = logging.getLogger("halluwatch.stream")
-LAG_INTERVAL = 5.0  # seconds between consumer-lag readings
+LAG_INTERVAL = 5.0  # seconds between readings of the partitions (stalls and consumer lag)
 # The stage agents' input topics: the ones a worker consumes and so can lag on.
 CONSUMED = tuple(STAGE_OF_TOPIC)
 
@@ -98,21 +98,17 @@ def build_worker(settings: Settings, broker_url: str) -> tuple[Any, WorkerWeb]:
                      100 * cache.hit_rate)
 
     @app.timer(interval=LAG_INTERVAL)
-    async def restart_stalled_partitions() -> None:
-        tps = [tp for tp in app.consumer.assignment() if tp.topic in short_names]
-        ends = await app.consumer.highwaters(*tps) if tps else {}
-        for tp in tps:
-            if ends.get(tp) is not None:
-                offset = await guard.stalled(tp.topic, tp.partition, int(ends[tp]))
+    async def watch_partitions() -> None:
+        # One read of the high watermarks serves both the stall check and the lag metric.
+        highwaters = await stage_highwaters(app.consumer, short_names)
+        for tp, end in highwaters.items():
+            if end is not None:
+                offset = await guard.stalled(tp.topic, tp.partition, int(end))
                 if offset is not None:
                     await app.consumer.seek(tp, offset)
                     metrics.partition_refetched(STAGE_OF_TOPIC[short_names[tp.topic]])
-
-    if settings.metrics_enabled:
-
-        @app.timer(interval=LAG_INTERVAL)
-        async def record_lag() -> None:
-            metrics.set_consumer_lag(await consumer_lags(app.consumer, short_names))
+        if settings.metrics_enabled:
+            metrics.set_consumer_lag(await consumer_lags(app.consumer, short_names, highwaters))
 
     feed = AlertFeed(bootstrap_servers(broker_url), topic_name(settings, "alerts"), AlertBuffer())
     web = WorkerWeb(settings.metrics_host, settings.metrics_port, feed, registry)

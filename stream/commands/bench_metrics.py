@@ -222,16 +222,14 @@ async def run_bench_metrics(args: argparse.Namespace, settings: Settings) -> int
     throughput_on = sum(r.assistant_turns for r in on) / sum(r.seconds for r in on)
     throughput_off = sum(r.assistant_turns for r in off) / sum(r.seconds for r in off)
     turn_seconds = 1 / throughput_off
-    cpu_ratio = None
+    # Rounds 2n and 2n+1 are one pair (one with metrics, one without, in either order).
+    pairs = [(a, b) if a.metrics else (b, a) for a, b in zip(rounds[::2], rounds[1::2])]
+    paired = paired_ratio([(on.throughput, off.throughput) for on, off in pairs])
+    cpu_ratio = paired_cpu = None
     if all(r.cpu_seconds is not None for r in rounds):
         cpu_on = sum(r.cpu_seconds or 0.0 for r in on) / sum(r.assistant_turns for r in on)
         cpu_off = sum(r.cpu_seconds or 0.0 for r in off) / sum(r.assistant_turns for r in off)
         cpu_ratio = cpu_on / cpu_off
-    # Rounds 2n and 2n+1 are one pair (one with metrics, one without, in either order).
-    pairs = [(a, b) if a.metrics else (b, a) for a, b in zip(rounds[::2], rounds[1::2])]
-    paired = paired_ratio([(on.throughput, off.throughput) for on, off in pairs])
-    paired_cpu = None
-    if all(r.cpu_seconds for r in rounds):
         # CPU seconds per turn: lower is better, so off/on reads like the throughput ratio.
         paired_cpu = paired_ratio([((off.cpu_seconds or 0.0) / off.assistant_turns, (on.cpu_seconds or 0.0) / on.assistant_turns)
                                    for on, off in pairs])
