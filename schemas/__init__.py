@@ -2,7 +2,7 @@
 
 from schemas.codec import decode, encode, from_dict, to_dict
 from schemas.errors import HalluwatchError, NotJSONError, RecordError, SchemaViolation
-from schemas.ids import derive_id
+from schemas.ids import RecordKind, derive_id
 from schemas.records import (
     Alert,
     Citation,
@@ -13,6 +13,7 @@ from schemas.records import (
     ContextLine,
     Correction,
     DeadLetter,
+    DialogueLabel,
     ErrorFix,
     Evidence,
     EvidenceFit,
@@ -37,10 +38,10 @@ from schemas.records import (
 )
 
 __all__ = [
-    "Alert", "Citation", "Claim", "ClaimSet", "ClaimSufficiency", "ClaimVerdict", "ContextLine", "Correction",
+    "Alert", "Citation", "Claim", "ClaimSet", "ClaimSufficiency", "ClaimVerdict", "ContextLine", "Correction", "DialogueLabel",
     "DeadLetter", "ErrorFix", "Evidence", "EvidenceFit", "FinGrActScore", "HalluwatchError", "JustificationRound",
     "KbDocumentRef", "KbUpdate", "Label", "LabelScores", "NotJSONError", "Passage", "Preference", "PreferenceReason",
-    "PrimarySource", "RecordError", "Role", "SchemaViolation", "Severity", "SkipReason", "SkippedSpan", "StageTiming",
+    "PrimarySource", "RecordError", "RecordKind", "Role", "SchemaViolation", "Severity", "SkipReason", "SkippedSpan", "StageTiming",
     "Sufficiency", "Turn",
     "TurnVerdict", "decode", "derive_id", "encode", "from_dict", "to_dict",
 ]

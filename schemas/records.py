@@ -54,9 +54,35 @@ class SkipReason(StrEnum):
 
 
 class Severity(StrEnum):
+    """How sure an alert is: from the confidence of its most confident false claim."""
+
     LOW = "low"
     MEDIUM = "medium"
     HIGH = "high"
+
+    @classmethod
+    def for_confidence(cls, confidence: float) -> Severity:
+        if confidence >= HIGH_SEVERITY_FROM:
+            return cls.HIGH
+        if confidence >= MEDIUM_SEVERITY_FROM:
+            return cls.MEDIUM
+        return cls.LOW
+
+
+# Confidence cut-offs of the alert severities (the alert rules and dashboards page on "high").
+HIGH_SEVERITY_FROM = 0.8
+MEDIUM_SEVERITY_FROM = 0.6
+
+
+class DialogueLabel(StrEnum):
+    """A whole dialogue's gold label in the dialogue benchmarks (DiaHalu): did any turn hallucinate?"""
+
+    FACTUAL = "factual"
+    HALLUCINATION = "hallucination"
+
+    @classmethod
+    def of(cls, hallucination: bool) -> DialogueLabel:
+        return cls.HALLUCINATION if hallucination else cls.FACTUAL
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from schemas import Alert, RecordError, decode, to_dict
+from stream import aiokafka_adapter
 
 log = logging.getLogger("halluwatch.alerts")
 DEFAULT_CAPACITY = 500
@@ -101,7 +102,7 @@ class AlertFeed:
         try:
             partitions = consumer.partitions_for_topic(self.topic)
             while not partitions:
-                await consumer._client.force_metadata_update()  # aiokafka has no public refresh for one topic
+                await aiokafka_adapter.refresh_metadata(consumer)
                 partitions = consumer.partitions_for_topic(self.topic)
                 if not partitions:
                     await asyncio.sleep(1.0)

@@ -13,8 +13,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import orjson
-
 from schemas import HalluwatchError
 from stream.settings import Settings
 
@@ -194,10 +192,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("halluwatch: interrupted", file=sys.stderr)
         return 130
     return EXIT_USAGE
-
-
-def dump_json(obj: object) -> str:
-    return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from stream import faust_adapter
+
 
 async def stage_highwaters(consumer: Any, short_names: dict[str, str]) -> Mapping[Any, int | None]:
     """``{tp: high watermark}`` for the partitions of halluwatch's input topics assigned to ``consumer``."""
@@ -23,9 +25,8 @@ async def consumer_lags(
     """``{(short topic name, partition): lag}`` for the partitions in ``highwaters`` (see stage_highwaters)."""
     lags: dict[tuple[str, int], int] = {}
     for tp in highwaters:
-        # Faust keeps the last offset it committed (the next one to read) per partition; there is no public
-        # accessor. Before the first commit the read position stands in for it.
-        committed = consumer._committed_offset.get(tp)
+        # Before the first commit the read position stands in for the committed offset.
+        committed = faust_adapter.committed_offset(consumer, tp)
         if committed is None:
             committed = await consumer.position(tp)
         high = highwaters.get(tp)

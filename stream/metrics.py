@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 
-from schemas import Alert, ClaimSet, ClaimVerdict, Correction, Evidence, StageTiming, Turn, TurnVerdict
+from schemas import Alert, ClaimSet, Correction, Evidence, StageTiming, Turn, TurnVerdict
 
 NAMESPACE = "halluwatch"
 MAX_BOTS = 32

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agents.datasets import read_jsonl
 from agents.errors import InputError
-from agents.evaluation import classification_metrics, deciding_verdict, percentile
-from agents.selective import SelectiveRow, selective_features
-from schemas import Alert, Correction, DeadLetter, Label, RecordError, Role, Turn, TurnVerdict, decode, derive_id, encode, from_dict, to_dict
-from stream.app import bootstrap_servers, topic_name
+from agents.inputs import read_jsonl
+from schemas import Alert, Correction, DeadLetter, DialogueLabel, Label, Role, Turn, TurnVerdict, decode, encode, ids
+from stream import aiokafka_adapter
+from stream.app import topic_name
 from stream.settings import Settings
+from stream.topic_admin import ensure_topics
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,8 @@ def read_replay(path: Path) -> Replay:
             conversation_id = str(row.get("conversation_id") or row.get("id") or f"line-{n}")
             for i, raw in enumerate(row["turns"]):
                 turns.append(_turn(conversation_id, i, raw, f"{where} turn {i}", str(row.get("bot") or row.get("generator") or "")))
-            if row.get("label") in ("hallucination", "factual"):
-                labels[conversation_id] = row["label"] == "hallucination"
+            if row.get("label") in tuple(DialogueLabel):
+                labels[conversation_id] = DialogueLabel(row["label"]) is DialogueLabel.HALLUCINATION
         elif "conversation_id" in row:
             turns.append(_turn(str(row["conversation_id"]), n, row, where))
         else:
@@ -71,31 +71,6 @@ def read_replay(path: Path) -> Replay:
     if not turns:
         raise InputError(f"{path} holds no turns to replay")
     return Replay(turns=turns, labels=labels)
-
-
-async def ensure_topics(bootstrap: str, settings: Settings) -> None:
-    """Create halluwatch's topics if they are missing, so a consumer can subscribe before any worker ran."""
-    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-    from aiokafka.errors import TopicAlreadyExistsError
-
-    from stream.app import TOPIC_NAMES
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        existing = set(await admin.list_topics())
-        missing = [
-            NewTopic(topic_name(settings, n), num_partitions=settings.partitions, replication_factor=1)
-            for n in TOPIC_NAMES
-            if topic_name(settings, n) not in existing
-        ]
-        if missing:
-            try:
-                await admin.create_topics(missing)
-            except TopicAlreadyExistsError:
-                pass  # a worker created them meanwhile
-    finally:
-        await admin.close()
 
 
 async def publish(
@@ -165,7 +140,7 @@ class Collector:
             await self._consumer.position(tp)
 
     async def _partitions(self, topic: str) -> set[int]:
-        await self._consumer._client.force_metadata_update()
+        await aiokafka_adapter.refresh_metadata(self._consumer)
         return self._consumer.partitions_for_topic(topic) or set(range(self.settings.partitions))
 
     async def poll(self, on_record: Callable[[object], None] | None = None, timeout_ms: int = 1000) -> None:
@@ -205,7 +180,7 @@ def record_id(record: object) -> str:
 
 
 def expected_verdict_ids(turns: Iterable[Turn]) -> dict[str, Turn]:
-    return {derive_id("verdict", t.conversation_id, t.turn_id): t for t in turns if t.role is Role.ASSISTANT}
+    return {ids.verdict_id(t.conversation_id, t.turn_id): t for t in turns if t.role is Role.ASSISTANT}
 
 
 def dead_lettered_turns(collected: Collected) -> set[tuple[str, str]]:
@@ -262,7 +237,7 @@ async def _drain_followers(
     while time.monotonic() < deadline and alive():
         waiting = [
             v for v in c.verdicts.values()
-            if v.label is not Label.TRUE and derive_id("correction", v.evidence.claimset.conversation_id, v.evidence.claimset.turn_id) not in c.corrections
+            if v.label is not Label.TRUE and ids.correction_id(v.evidence.claimset.conversation_id, v.evidence.claimset.turn_id) not in c.corrections
         ]
         if not waiting:
             return
@@ -293,155 +268,3 @@ async def replay_and_collect(
     return sent, collector.collected, finished
 
 
-@dataclass(frozen=True)
-class Summary:
-    turns: int
-    assistant_turns: int
-    claims: int
-    verdicts: dict[str, int]
-    alerts: int
-    corrections: int
-    dead_letters: int
-    latency_median_s: float
-    latency_p95_s: float
-    accuracy: float | None = None
-    macro_f1: float | None = None
-
-
-def summarize(sent: Sequence[Turn], collected: Collected, labels: dict[str, bool]) -> Summary:
-    expected = expected_verdict_ids(sent)
-    verdicts = [collected.verdicts[v] for v in expected if v in collected.verdicts]
-    latencies = [
-        collected.arrival[v.verdict_id] - v.evidence.claimset.turn_timestamp
-        for v in verdicts
-        if v.evidence.claimset.turn_timestamp > 0
-    ]
-    counts = {label.value: sum(v.label is label for v in verdicts) for label in Label}
-    accuracy = macro_f1 = None
-    if labels:
-        flagged = {v.evidence.claimset.conversation_id for v in verdicts if v.label is Label.FALSE}
-        gold = ["hallucination" if labels[c] else "factual" for c in labels]
-        predicted = ["hallucination" if c in flagged else "factual" for c in labels]
-        metrics = classification_metrics(gold, predicted, ["factual", "hallucination"])
-        accuracy, macro_f1 = metrics.accuracy, metrics.macro_f1
-    return Summary(
-        turns=len(sent),
-        assistant_turns=len(expected),
-        claims=sum(len(v.evidence.claimset.claims) for v in verdicts),
-        verdicts=counts,
-        alerts=len(collected.alerts),
-        corrections=len(collected.corrections),
-        dead_letters=len(collected.dead_letters),
-        latency_median_s=percentile(latencies, 0.5),
-        latency_p95_s=percentile(latencies, 0.95),
-        accuracy=accuracy,
-        macro_f1=macro_f1,
-    )
-
-
-def format_summary(s: Summary) -> str:
-    lines = [
-        f"turns published: {s.turns} ({s.assistant_turns} assistant turns checked)",
-        f"claims: {s.claims}",
-        "verdicts: " + ", ".join(f"{k} {v}" for k, v in s.verdicts.items()),
-        f"alerts: {s.alerts}, corrections: {s.corrections}, dead letters: {s.dead_letters}",
-        f"latency turn -> verdict: median {s.latency_median_s:.1f}s, p95 {s.latency_p95_s:.1f}s",
-    ]
-    if s.accuracy is not None:
-        lines.append(f"dialogue labels: accuracy {s.accuracy:.3f}, macro-F1 {s.macro_f1:.3f}")
-    return "\n".join(lines)
-
-
-def report_rows(sent: Sequence[Turn], collected: Collected, labels: dict[str, bool] | None = None) -> list[dict[str, Any]]:
-    """One row per assistant turn; the full verdict record rides along so a report can be re-scored."""
-    rows = []
-    for vid, turn in expected_verdict_ids(sent).items():
-        verdict = collected.verdicts.get(vid)
-        cid = derive_id("correction", turn.conversation_id, turn.turn_id)
-        aid = derive_id("alert", turn.conversation_id, turn.turn_id)
-        rows.append({
-            "conversation_id": turn.conversation_id,
-            "turn_id": turn.turn_id,
-            "text": turn.text,
-            "label": verdict.label.value if verdict else None,
-            "claims": [
-                {
-                    "text": v.claim_text, "label": v.label.value, "confidence": round(v.confidence, 4),
-                    "sufficiency": v.sufficiency.probability if v.sufficiency else None,
-                    "selective_score": v.selective_score, "abstained": v.abstained,
-                }
-                for v in (verdict.claim_verdicts if verdict else ())
-            ],
-            "corrected_text": collected.corrections[cid].corrected_text if cid in collected.corrections else None,
-            "alert": aid in collected.alerts,
-            "latency_s": round(collected.arrival[vid] - turn.timestamp, 3) if verdict else None,
-            "conversation_hallucination": (labels or {}).get(turn.conversation_id),
-            "verdict": to_dict(verdict) if verdict else None,
-        })
-    return rows
-
-
-@dataclass(frozen=True)
-class ReportRow:
-    line: int
-    conversation_id: str
-    hallucination: bool | None  # the conversation's label, when the replayed file had one
-    verdict: TurnVerdict | None  # None: the turn got no verdict (a dead letter, or a timeout)
-
-
-def read_report(path: Path) -> Iterable[ReportRow]:
-    """The rows of a `replay --wait --out` report, verdicts decoded; a clear error for anything else."""
-    for n, row in read_jsonl(path):
-        if "verdict" not in row or "conversation_id" not in row:
-            raise InputError(f"{path}:{n}: not a replay report row: write one with `halluwatch replay FILE --wait --out`")
-        label = row.get("conversation_hallucination")
-        try:
-            verdict = from_dict(TurnVerdict, row["verdict"]) if row["verdict"] is not None else None
-        except RecordError as exc:
-            raise InputError(f"{path}:{n}: the verdict record does not match this version of halluwatch ({exc})") from None
-        yield ReportRow(n, row["conversation_id"], bool(label) if label is not None else None, verdict)
-
-
-def rescore_report(path: Path, decide_again: Callable[[TurnVerdict], TurnVerdict]) -> tuple[Counter[str], dict[str, Any] | None]:
-    """Re-decide every verdict of a replay report; verdict counts, and dialogue metrics when labelled."""
-    counts: Counter[str] = Counter()
-    flagged: dict[str, bool] = {}
-    labels: dict[str, bool] = {}
-    for row in read_report(path):
-        if row.hallucination is not None:
-            labels[row.conversation_id] = row.hallucination
-        if row.verdict is None:
-            continue
-        verdict = decide_again(row.verdict)
-        counts[verdict.label.value] += 1
-        flagged[row.conversation_id] = flagged.get(row.conversation_id, False) or verdict.label is Label.FALSE
-    if not labels:
-        return counts, None
-    gold = ["hallucination" if labels[c] else "factual" for c in labels]
-    predicted = ["hallucination" if flagged.get(c) else "factual" for c in labels]
-    metrics = classification_metrics(gold, predicted, ["factual", "hallucination"])
-    return counts, {"dialogues": len(labels), "accuracy": metrics.accuracy, "macro_f1": metrics.macro_f1}
-
-
-def report_selective_rows(path: Path) -> list[SelectiveRow]:
-    """Selective-verdict rows from a labelled replay report: one per conversation, odd ones held out."""
-    verdicts: dict[str, list[TurnVerdict]] = {}
-    labels: dict[str, bool] = {}
-    for row in read_report(path):
-        if row.hallucination is None:
-            raise InputError(f"{path}:{row.line}: the row has no conversation label; replay a labelled file (DiaHalu format)")
-        labels[row.conversation_id] = row.hallucination
-        if row.verdict is not None:
-            verdicts.setdefault(row.conversation_id, []).append(row.verdict)
-    rows = []
-    for index, (conversation, gold) in enumerate(labels.items()):
-        turns = verdicts.get(conversation, [])
-        deciding = deciding_verdict([v for t in turns for v in t.claim_verdicts])
-        if deciding is None:
-            continue
-        turn = next(t for t in turns if deciding in t.claim_verdicts)
-        flagged = any(t.label is Label.FALSE for t in turns)
-        features = selective_features(deciding.sufficiency, deciding.confidence, deciding.fit, turn.evidence.passages,
-                                      turn.evidence.claimset.claim_date, deciding.claim_text)
-        rows.append(SelectiveRow(features, flagged == gold, flagged, gold, index % 2 == 1))
-    return rows

@@ -9,23 +9,22 @@ composite with the time-window cache.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from agents.composite import CompositeRetriever
-from agents.datasets import today
-from agents.kb import ImportReport, KnowledgeBase
-from agents.kb_import import read_import_file
-from agents.kb_retriever import KnowledgeBaseRetriever
-from agents.kb_update import KbUpdater
-from agents.llm import ModelRunner
-from agents.prompting import PromptTemplate
-from agents.retrieval_cache import RetrievalCache
-from agents.retrieve import Retriever
-from agents.web_retriever import WebConfig, WebRetriever
+from agents.evidence.cache import RetrievalCache
+from agents.evidence.composite import CompositeRetriever
+from agents.evidence.kb.documents import ImportReport
+from agents.evidence.kb.importer import read_import_file
+from agents.evidence.kb.retriever import KnowledgeBaseRetriever
+from agents.evidence.kb.store import KnowledgeBase
+from agents.evidence.passages import today
+from agents.evidence.retriever import Retriever
+from agents.evidence.web.retriever import WebConfig, WebRetriever
+from agents.model.prompting import PromptTemplate
+from agents.model.runner import ModelRunner
+from agents.stages.kb_update import KbUpdater
 from stream.settings import Settings
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.errors import InputError
-from agents.llm import ModelConfig
+from agents.model.config import ModelConfig
 
 PREFIX = "HALLUWATCH_"
 
@@ -48,7 +48,7 @@ class Settings:
     # Retrieval: the knowledge base (always), the web retriever (when switched on), the cache and kb-update.
     kb_path: Path | None = None  # None: kb.sqlite3 in data_dir
     web_retriever: bool = False
-    web_url_template: str | None = None  # None: Google's AI mode (agents.web_retriever.WebConfig)
+    web_url_template: str | None = None  # None: Google's AI mode (agents.evidence.web.retriever.WebConfig)
     web_answer_selector: str | None = None
     web_link_selector: str | None = None
     web_date_selector: str | None = None

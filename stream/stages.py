@@ -21,20 +21,21 @@ from __future__ import annotations
 
 import base64
 import logging
-
-import orjson
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from agents.pipeline import Pipeline
-from agents.datasets import today
-from agents.kb_update import KbUpdater
-from agents.retrieve import Retriever, retrieve
-from agents.segment import CONTEXT_TURNS, segment
-from agents.verify import verify
-from agents.justify import justify
+import orjson
+
+from agents.evidence.passages import today
+from agents.evidence.retriever import Retriever
+from agents.stages.justify import justify
+from agents.stages.kb_update import KbUpdater
+from agents.stages.pipeline import Pipeline
+from agents.stages.retrieve import retrieve
+from agents.stages.segment import CONTEXT_TURNS, segment
+from agents.stages.verify import verify
 from schemas import (
     Alert,
     ClaimSet,
@@ -49,8 +50,8 @@ from schemas import (
     Turn,
     TurnVerdict,
     decode,
-    derive_id,
     encode,
+    ids,
 )
 from stream.app import Topics
 from stream.metrics import Metrics, NoMetrics
@@ -66,12 +67,9 @@ MAX_ORIGINAL_BYTES = 400_000
 
 
 def severity_of(verdict: TurnVerdict) -> Severity:
-    confidence = max((v.confidence for v in verdict.claim_verdicts if v.label is Label.FALSE), default=0.0)
-    if confidence >= 0.8:
-        return Severity.HIGH
-    if confidence >= 0.6:
-        return Severity.MEDIUM
-    return Severity.LOW
+    return Severity.for_confidence(
+        max((v.confidence for v in verdict.claim_verdicts if v.label is Label.FALSE), default=0.0)
+    )
 
 
 def make_alert(verdict: TurnVerdict, correction: Correction, now: float) -> Alert:
@@ -80,7 +78,7 @@ def make_alert(verdict: TurnVerdict, correction: Correction, now: float) -> Aler
     false_claims = tuple(e for e in correction.errors if e.claim_id in false_ids)
     sources = tuple({c.passage_id: c for e in false_claims for c in e.citations}.values())
     return Alert(
-        alert_id=derive_id("alert", claimset.conversation_id, claimset.turn_id),
+        alert_id=ids.alert_id(claimset.conversation_id, claimset.turn_id),
         conversation_id=claimset.conversation_id,
         turn_id=claimset.turn_id,
         bot=claimset.bot,
@@ -102,7 +100,7 @@ def dead_letter(event: Any, stage: str, exc: BaseException) -> DeadLetter:
         original = original[:MAX_ORIGINAL_BYTES]
     key = message.key.decode("utf-8", "replace") if isinstance(message.key, bytes) else message.key
     return DeadLetter(
-        dead_letter_id=derive_id("dead", message.topic, message.partition, message.offset),
+        dead_letter_id=ids.dead_letter_id(message.topic, message.partition, message.offset),
         source_topic=message.topic,
         partition=message.partition,
         offset=message.offset,

@@ -11,9 +11,10 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from agents.errors import RetrievalError
+from stream import faust_adapter
 from stream.alert_feed import AlertBuffer, AlertFeed
 from stream.app import TOPIC_NAMES, app_id, bootstrap_servers, create_app, topic_name
-from stream.commands.common import build_pipeline
+from stream.build import build_pipeline
 from stream.errors import StreamError
 from stream.lag import consumer_lags, stage_highwaters
 from stream.metrics import Metrics, NoMetrics, PipelineMetrics
@@ -64,9 +65,7 @@ def build_worker(settings: Settings, broker_url: str) -> tuple[Any, WorkerWeb]:
     async def commit_past(topic: str, partition: int, first: int, last: int) -> None:
         # Faust never saw these offsets as events, so it would not commit past them (faust-streaming #596);
         # its gap record is how it learns that offsets need no acknowledgement.
-        from faust.types import TP
-
-        await app.consumer._add_gap(TP(topic, partition), first, last)
+        await faust_adapter.commit_past_gap(app.consumer, topic, partition, first, last)
 
     guard = OrderGuard(offsets, generation=lambda: app.consumer_generation_id, on_filled=commit_past)
     wire(app, topics, pipeline, retrieval.retriever, settings.partitions, retrieval.kb_updater, metrics, guard)

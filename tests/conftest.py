@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 
-from agents.llm import ModelConfig, ModelRunner
-from agents.testing import Answer, ScriptedBackend
+from agents.model.config import ModelConfig
+from agents.model.runner import ModelRunner
+from agents.testing.scripted_backend import Answer, ScriptedBackend
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -36,10 +37,8 @@ def scripted() -> Callable[..., tuple[ModelRunner, ScriptedBackend]]:
 
 
 @pytest.fixture(scope="session")
-def real_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelRunner]:
+async def real_model() -> AsyncIterator[ModelRunner]:
     """The real embedded Gemma 3 270M, loaded once for the whole session."""
     runner = ModelRunner(ModelConfig(n_threads=2))
     yield runner
-    runner._executor.shutdown(wait=True)
-    if runner._backend is not None:
-        runner._backend.close()
+    await runner.aclose()

@@ -15,16 +15,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from agents.datasets import read_jsonl, today
-from agents.evaluation import percentile
-from agents.evidence import passage_from_row
-from agents.llm import ModelRunner
+from agents.evaluation.datasets import BENCH_TURNS
+from agents.evaluation.metrics import percentile
+from agents.evidence.passages import passage_from_row, today
+from agents.inputs import read_jsonl
+from agents.model.runner import ModelRunner
 from schemas import Passage, Role, StageTiming, Turn
-from stream.cli import dump_json
-from stream.commands.common import build_pipeline
+from stream.build import build_pipeline
+from stream.commands.common import dump_json
 from stream.settings import Settings
-
-BENCH_TURNS = Path(__file__).resolve().parents[2] / "agents" / "examples" / "bench_turns.jsonl"
 
 
 def load_bench_turns(path: Path = BENCH_TURNS) -> list[tuple[Turn, list[Passage]]]:

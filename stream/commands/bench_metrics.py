@@ -36,19 +36,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from prometheus_client import CollectorRegistry, generate_latest
 
-from schemas import ClaimSet, Role, Turn, derive_id
+from schemas import ClaimSet, Role, Turn, ids
 from stream.app import bootstrap_servers
 from stream.broker import EmbeddedBroker, free_port
-from stream.cli import dump_json
+from stream.commands.common import dump_json
 from stream.commands.demo import CONVERSATIONS, worker_command
 from stream.errors import ReplayError
 from stream.metrics import PipelineMetrics
+from stream.process import stop
 from stream.replay import Collected, LoggedTurn, read_replay, replay_and_collect
 from stream.settings import Settings
-from stream.process import stop
 
 SCRAPE_EVERY = 1.0  # seconds, during metrics-on rounds
 COMPOSE_SCRAPE_INTERVAL = 5.0  # the stack's Prometheus setting, for the code-path share
@@ -167,11 +166,12 @@ def stage_messages(collected: Collected) -> list[tuple[str, object, list[tuple[A
         calls.append(("retrieve", before_sources, [("evidence", evidence)]))
         calls.append(("verify", evidence, [("verdicts", verdict)]))
         outputs: list[tuple[Any, object]] = []
-        ids = (derive_id("correction", cs.conversation_id, cs.turn_id), derive_id("alert", cs.conversation_id, cs.turn_id))
-        if ids[0] in collected.corrections:
-            outputs.append(("corrections", collected.corrections[ids[0]]))
-        if ids[1] in collected.alerts:
-            outputs.append(("alerts", collected.alerts[ids[1]]))
+        correction_id = ids.correction_id(cs.conversation_id, cs.turn_id)
+        alert_id = ids.alert_id(cs.conversation_id, cs.turn_id)
+        if correction_id in collected.corrections:
+            outputs.append(("corrections", collected.corrections[correction_id]))
+        if alert_id in collected.alerts:
+            outputs.append(("alerts", collected.alerts[alert_id]))
         calls.append(("justify", verdict, outputs))
     return calls
 

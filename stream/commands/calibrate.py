@@ -12,12 +12,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agents.datasets import read_averitec, read_diahalu, read_jsonl
 from agents.errors import InputError
-from agents.evaluation import EvalRun, evaluate_averitec, evaluate_diahalu, load_judgements, save_judgements, selective_rows
-from agents.selective import SelectiveFit, fit_selective, plot_curves
-from stream.commands.common import build_pipeline
-from stream.replay import report_selective_rows
+from agents.evaluation.datasets import read_averitec, read_diahalu
+from agents.evaluation.harness import (
+    EvalRun,
+    evaluate_averitec,
+    evaluate_diahalu,
+    load_judgements,
+    save_judgements,
+    selective_rows,
+)
+from agents.evaluation.replay_scoring import report_selective_rows
+from agents.inputs import read_jsonl
+from agents.scoring.selective import SelectiveFit, fit_selective, plot_curves
+from stream.build import build_pipeline
 from stream.settings import Settings
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import time
 
-from agents.datasets import read_context, read_passages
-from agents.evidence import parse_date
 from agents.errors import InputError
-from agents.pipeline import CheckResult
+from agents.evidence.passages import parse_date, read_passages
+from agents.inputs import read_context
+from agents.stages.pipeline import CheckResult
 from schemas import Role, Turn, to_dict
-from stream.cli import dump_json
-from stream.commands.common import build_pipeline, readable_text
+from stream.build import build_pipeline
+from stream.commands.common import dump_json, readable_text
 from stream.settings import Settings
 
 

@@ -16,17 +16,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-from agents.datasets import today
-from agents.kb import KnowledgeBase
-from agents.kb_import import read_import_file
-
+from agents.evidence.kb.importer import read_import_file
+from agents.evidence.kb.store import KnowledgeBase
+from agents.evidence.passages import today
 from schemas import Alert, Correction, DeadLetter
 from stream.app import bootstrap_servers
 from stream.broker import EmbeddedBroker
+from stream.commands.replay_report import format_summary, summarize
 from stream.errors import ReplayError
-from stream.replay import format_summary, read_replay, replay_and_collect, summarize
-from stream.settings import Settings
 from stream.process import stop
+from stream.replay import read_replay, replay_and_collect
+from stream.settings import Settings
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 CONVERSATIONS = EXAMPLES / "demo_conversations.jsonl"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from agents.atomic_claims import read_atomic
-from agents.datasets import read_averitec, read_diahalu
 from agents.errors import InputError
-from agents.evaluation import (
+from agents.evaluation.atomic_claims import read_atomic
+from agents.evaluation.datasets import read_averitec, read_diahalu
+from agents.evaluation.harness import (
+    CLAIM_LEVEL,
     EvalRun,
     build_report,
-    CLAIM_LEVEL,
     evaluate_atomic,
     evaluate_averitec,
     evaluate_diahalu,
@@ -20,11 +20,11 @@ from agents.evaluation import (
     redecide,
     save_judgements,
 )
-from agents.pipeline import Pipeline
-from agents.selective import DEFAULT_PATH as SELECTIVE_PATH
-from agents.selective import SelectiveFit
-from stream.cli import dump_json
-from stream.commands.common import build_pipeline
+from agents.scoring.selective import DEFAULT_PATH as SELECTIVE_PATH
+from agents.scoring.selective import SelectiveFit
+from agents.stages.pipeline import Pipeline
+from stream.build import build_pipeline
+from stream.commands.common import dump_json
 from stream.settings import Settings
 
 

@@ -15,11 +15,12 @@ import dataclasses
 import datetime as dt
 from pathlib import Path
 
-from agents.datasets import today
 from agents.errors import KnowledgeBaseError
-from agents.kb import KbDocument, KnowledgeBase
-from agents.kb_import import read_import_file
-from stream.cli import dump_json
+from agents.evidence.kb.documents import KbDocument
+from agents.evidence.kb.importer import read_import_file
+from agents.evidence.kb.store import KnowledgeBase
+from agents.evidence.passages import today
+from stream.commands.common import dump_json
 from stream.settings import Settings
 
 

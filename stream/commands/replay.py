@@ -6,23 +6,16 @@ import argparse
 
 import orjson
 
+from agents.evaluation.replay_scoring import rescore_report
+from agents.stages.verify import redecide_verdict
+from schemas import Label, Turn
 from stream.app import bootstrap_servers
+from stream.build import build_pipeline
+from stream.commands.replay_report import format_summary, report_rows, summarize
 from stream.errors import ReplayError
-from schemas import Turn
-from stream.replay import (
-    ensure_topics,
-    format_summary,
-    publish,
-    read_replay,
-    replay_and_collect,
-    report_rows,
-    rescore_report,
-    summarize,
-)
-from agents.verify import redecide_verdict
-from schemas import Label
-from stream.commands.common import build_pipeline
+from stream.replay import publish, read_replay, replay_and_collect
 from stream.settings import Settings
+from stream.topic_admin import ensure_topics
 
 
 def run_rescore(args: argparse.Namespace, settings: Settings) -> int:

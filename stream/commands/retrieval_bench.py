@@ -25,15 +25,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agents import example_pages
 from agents.errors import KnowledgeBaseError
-from agents.evaluation import percentile
-from agents.kb import KnowledgeBase, Row
-from agents.kb_retriever import MIN_COVERAGE
-from agents.retrieve import RetrievalRequest
-from agents.web_retriever import WebConfig, WebRetriever
+from agents.evaluation.metrics import percentile
+from agents.evidence.kb.documents import Row
+from agents.evidence.kb.retriever import MIN_COVERAGE
+from agents.evidence.kb.store import KnowledgeBase
+from agents.evidence.retriever import RetrievalRequest
+from agents.evidence.web.retriever import WebConfig, WebRetriever
+from agents.testing import example_site
 from schemas import Claim
-from stream.cli import dump_json
+from stream.commands.common import dump_json
 from stream.settings import Settings
 
 SEED = 7
@@ -129,11 +130,11 @@ def run_kb_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _web_mode(site: example_pages.ExamplePages, settings: Settings, reuse: bool, queries: int) -> dict[str, Any]:
+async def _web_mode(site: example_site.ExamplePages, settings: Settings, reuse: bool, queries: int) -> dict[str, Any]:
     config = WebConfig(
-        url_template=site.url_template(), answer_selector=example_pages.ANSWER_SELECTOR,
-        paragraph_selector=example_pages.PARAGRAPH_SELECTOR, link_selector=example_pages.LINK_SELECTOR,
-        date_selector=example_pages.DATE_SELECTOR, timeout=settings.web_timeout, settle_seconds=0.3, browsers=1,
+        url_template=site.url_template(), answer_selector=example_site.ANSWER_SELECTOR,
+        paragraph_selector=example_site.PARAGRAPH_SELECTOR, link_selector=example_site.LINK_SELECTOR,
+        date_selector=example_site.DATE_SELECTOR, timeout=settings.web_timeout, settle_seconds=0.3, browsers=1,
         reuse=reuse, chromium_path=settings.chromium_path, chromedriver_path=settings.chromedriver_path,
     )
     retriever = WebRetriever(config)
@@ -165,7 +166,7 @@ async def _web_mode(site: example_pages.ExamplePages, settings: Settings, reuse:
 def run_web_bench(args: argparse.Namespace, settings: Settings) -> int:
     if args.queries < 1:
         raise KnowledgeBaseError("--queries must be at least 1")
-    with example_pages.ExamplePages() as site:
+    with example_site.ExamplePages() as site:
         reuse = asyncio.run(_web_mode(site, settings, True, args.queries))
         fresh = asyncio.run(_web_mode(site, settings, False, args.queries))
     ratio = fresh["median_s"] / reuse["median_s"]

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from agents import example_pages
-from agents.example_pages import ExamplePages
-from agents.web_retriever import CHROMIUM_ARGS, BrowserPool, WebConfig
+from agents.evidence.web.retriever import CHROMIUM_ARGS, BrowserPool, WebConfig
+from agents.testing import example_site
+from agents.testing.example_site import ExamplePages
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -29,9 +29,9 @@ def page_server() -> Iterator[ExamplePages]:
 
 def local_config(site: ExamplePages, path: str = "/answer", **changes: object) -> WebConfig:
     values: dict[str, object] = dict(
-        url_template=site.url_template(path), answer_selector=example_pages.ANSWER_SELECTOR,
-        paragraph_selector=example_pages.PARAGRAPH_SELECTOR, link_selector=example_pages.LINK_SELECTOR,
-        date_selector=example_pages.DATE_SELECTOR, timeout=4.0, settle_seconds=0.3, browsers=1,
+        url_template=site.url_template(path), answer_selector=example_site.ANSWER_SELECTOR,
+        paragraph_selector=example_site.PARAGRAPH_SELECTOR, link_selector=example_site.LINK_SELECTOR,
+        date_selector=example_site.DATE_SELECTOR, timeout=4.0, settle_seconds=0.3, browsers=1,
     )
     values.update(changes)
     return WebConfig(**values)  # type: ignore[arg-type]

@@ -16,9 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from schemas import Alert, Citation, ErrorFix, Label, Role, Severity, derive_id, encode
+from schemas import Alert, Citation, ErrorFix, Label, Severity, encode, ids
 from stream.app import bootstrap_servers, topic_name
 from stream.broker import free_port
 from stream.commands.demo import CONVERSATIONS
@@ -33,7 +31,7 @@ def an_alert(n: int, bot: str, severity: Severity, raised_at: float) -> Alert:
                       published_at="2023-05-01")
     fix = ErrorFix(claim_id=f"claim-{n}", claim_text=f"Planted false claim number {n}.", label=Label.FALSE,
                    correction=f"The corrected fact number {n}.", citations=(source,))
-    return Alert(alert_id=derive_id("alert", f"conv-{n}", "T1"), conversation_id=f"conv-{n}", turn_id="T1", bot=bot,
+    return Alert(alert_id=ids.alert_id(f"conv-{n}", "T1"), conversation_id=f"conv-{n}", turn_id="T1", bot=bot,
                  severity=severity, false_claims=(fix,), corrected_text=f"Corrected turn {n}.", sources=(source,),
                  latency_seconds=4.4, raised_at=raised_at)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from agents.retrieve import RetrievalRequest
-from agents.web_retriever import WebRetriever
+from agents.evidence.retriever import RetrievalRequest
+from agents.evidence.web.retriever import WebRetriever
 from schemas import Claim, PrimarySource
 from tests.browser.conftest import local_config
 

@@ -18,15 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from agents import example_pages
-from agents.example_pages import ExamplePages
-from agents.kb import KnowledgeBase
+from agents.evidence.kb.store import KnowledgeBase
+from agents.testing import example_site
+from agents.testing.example_site import ExamplePages
 from schemas import KbUpdate, Preference, Role, Turn, decode
 from stream.app import bootstrap_servers, topic_name
 from stream.broker import EmbeddedBroker
-from stream.replay import LoggedTurn, ensure_topics, publish
-from stream.settings import Settings
 from stream.process import stop
+from stream.replay import LoggedTurn, publish
+from stream.settings import Settings
+from stream.topic_admin import ensure_topics
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD_URL = "https://www.example-atlas.com/everest"
@@ -71,9 +72,9 @@ async def test_fresher_web_evidence_supersedes_the_knowledge_base(broker, tmp_pa
             "HALLUWATCH_TOPIC_PREFIX": settings.topic_prefix, "HALLUWATCH_PARTITIONS": "1",
             "HALLUWATCH_DATA_DIR": str(tmp_path), "HALLUWATCH_KB": str(kb_path), "HALLUWATCH_N_THREADS": "2",
             "HALLUWATCH_WEB_RETRIEVER": "on", "HALLUWATCH_WEB_URL_TEMPLATE": site.url_template(),
-            "HALLUWATCH_WEB_ANSWER_SELECTOR": example_pages.ANSWER_SELECTOR,
-            "HALLUWATCH_WEB_LINK_SELECTOR": example_pages.LINK_SELECTOR,
-            "HALLUWATCH_WEB_DATE_SELECTOR": example_pages.DATE_SELECTOR,
+            "HALLUWATCH_WEB_ANSWER_SELECTOR": example_site.ANSWER_SELECTOR,
+            "HALLUWATCH_WEB_LINK_SELECTOR": example_site.LINK_SELECTOR,
+            "HALLUWATCH_WEB_DATE_SELECTOR": example_site.DATE_SELECTOR,
             "HALLUWATCH_WEB_BROWSERS": "1", "HALLUWATCH_WEB_TIMEOUT": "30",
         }
         worker = subprocess.Popen([sys.executable, "-m", "stream.cli", "worker", "--broker", broker.url], env=env, cwd=ROOT)

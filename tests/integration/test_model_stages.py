@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from agents.calibration import VerifyCalibration
-from agents.llm import ModelRunner, Prompt
-from agents.pipeline import Pipeline, Prompts
-from agents.segment import SegmentOutput
+from agents.model.runner import ModelRunner
+from agents.scoring.calibration import VerifyCalibration
+from agents.stages.pipeline import Pipeline, Prompts
+from agents.stages.segment import SegmentOutput
 from schemas import ClaimSet, Correction, Label, Role, Sufficiency, Turn, TurnVerdict, decode, encode
-
-from tests.unit.records import passage
+from tests.support.records import passage
 
 EIFFEL = passage(
     "The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was completed in 1889.",
@@ -85,7 +84,7 @@ async def test_grammar_keeps_json_valid_on_adversarial_input(pipeline: Pipeline,
 
 
 async def test_label_scores_come_from_the_model(real_model: ModelRunner) -> None:
-    from agents.verify import VerifyOutput
+    from agents.stages.verify import VerifyOutput
 
     prompt = Prompts.load().verify.with_evidence.render(evidence="[1] 2023-01-01 Paris is the capital of France.", claims="1. Paris is the capital of France.")
     generation = await real_model.generate(prompt, VerifyOutput, 100)
@@ -97,10 +96,10 @@ async def test_label_scores_come_from_the_model(real_model: ModelRunner) -> None
 
 
 async def test_sufficiency_autorater_gives_one_reasoned_probability_per_claim(real_model: ModelRunner) -> None:
-    from agents.evidence import assemble_evidence
-    from agents.sufficiency import assess_sufficiency
-    from agents.verify import VerifyPrompts
-    from tests.unit.records import claimset
+    from agents.evidence.passages import assemble_evidence
+    from agents.stages.sufficiency import assess_sufficiency
+    from agents.stages.verify import VerifyPrompts
+    from tests.support.records import claimset
 
     prompt = VerifyPrompts.load().sufficiency
     stating = assemble_evidence(claimset("The Eiffel Tower is in Paris.", "It was completed in 1889."), [EIFFEL])

@@ -18,7 +18,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from schemas import Label, Role, derive_id
+from schemas import Label, Role, ids
 from stream.app import bootstrap_servers, topic_name
 from stream.broker import free_port
 from stream.replay import publish, wait_for
@@ -122,7 +122,7 @@ async def test_prometheus_scrapes_the_worker_and_counts_match(broker, collector,
                          (Role.ASSISTANT, "The Eiffel Tower is in Berlin."))
     sent = await publish(conversation, bootstrap, settings)
     assert await wait_for(c, sent, WAIT, alive=lambda: worker.poll() is None), "no verdict: is the worker alive?"
-    verdict = c.collected.verdicts[derive_id("verdict", "conv-prom", "T1")]
+    verdict = c.collected.verdicts[ids.verdict_id("conv-prom", "T1")]
     claims = len(verdict.evidence.claimset.claims)
     alerts = 1 if verdict.label is Label.FALSE else 0
     corrections = 0 if verdict.label is Label.TRUE else 1

@@ -21,12 +21,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from schemas import ClaimSet, DeadLetter, Label, Role, Turn, decode, derive_id
+from schemas import ClaimSet, DeadLetter, Label, Role, Turn, decode, ids
 from stream.app import bootstrap_servers, topic_name
 from stream.broker import EmbeddedBroker, free_port
-from stream.replay import Collector, LoggedTurn, ensure_topics, expected_verdict_ids, publish, wait_for
 from stream.process import stop
+from stream.replay import Collector, LoggedTurn, expected_verdict_ids, publish, wait_for
 from stream.settings import Settings
+from stream.topic_admin import ensure_topics
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIDENCE = ROOT / "stream" / "examples" / "demo_evidence.jsonl"
@@ -172,33 +173,33 @@ async def test_conversation_flows_through_every_topic(broker, collector, workers
     verdict_ids = expected_verdict_ids(sent)
     assert set(verdict_ids) <= set(c.collected.verdicts)
     # The correction and the alert of a turn leave together but on two topics: poll until both are in.
-    expected = {derive_id(kind, t.conversation_id, t.turn_id) for vid, t in verdict_ids.items()
-                for kind, wanted in (("correction", c.collected.verdicts[vid].label is not Label.TRUE),
-                                     ("alert", c.collected.verdicts[vid].label is Label.FALSE)) if wanted}
+    expected = {make_id(t.conversation_id, t.turn_id) for vid, t in verdict_ids.items()
+                for make_id, wanted in ((ids.correction_id, c.collected.verdicts[vid].label is not Label.TRUE),
+                                        (ids.alert_id, c.collected.verdicts[vid].label is Label.FALSE)) if wanted}
     deadline = time.monotonic() + 60
     while not expected <= set(c.collected.corrections) | set(c.collected.alerts) and time.monotonic() < deadline:
         await c.poll()
     for vid, turn in verdict_ids.items():
         verdict = c.collected.verdicts[vid]
-        assert verdict.verdict_id == derive_id("verdict", turn.conversation_id, turn.turn_id)
+        assert verdict.verdict_id == ids.verdict_id(turn.conversation_id, turn.turn_id)
         assert verdict.evidence.claimset.turn_id == turn.turn_id
         stages = [t.stage for t in verdict.evidence.claimset.timings + verdict.evidence.timings + verdict.timings]
         assert "segment" in stages and "retrieve" in stages and "verify" in stages
-        cid = derive_id("correction", turn.conversation_id, turn.turn_id)
-        aid = derive_id("alert", turn.conversation_id, turn.turn_id)
+        cid = ids.correction_id(turn.conversation_id, turn.turn_id)
+        aid = ids.alert_id(turn.conversation_id, turn.turn_id)
         assert (cid in c.collected.corrections) == (verdict.label is not Label.TRUE)
         assert (aid in c.collected.alerts) == (verdict.label is Label.FALSE)
     # The claim of the second assistant turn is a courtesy: no claims, a true verdict, nothing raised.
-    polite = c.collected.verdicts[derive_id("verdict", "conv-eiffel", "T3")]
+    polite = c.collected.verdicts[ids.verdict_id("conv-eiffel", "T3")]
     assert polite.evidence.claimset.claims == () and polite.label is Label.TRUE
     # The factual turn used the dated evidence file.
-    factual = c.collected.verdicts[derive_id("verdict", "conv-eiffel", "T1")]
+    factual = c.collected.verdicts[ids.verdict_id("conv-eiffel", "T1")]
     assert any(p.published_at == "2023-05-01" for p in factual.evidence.passages)
 
     claimsets = await read_topic(bootstrap_servers(broker.url), topic_name(settings, "claimsets"), 2)
     assert [k for k, _ in claimsets] == [b"conv-eiffel", b"conv-eiffel"]
     decoded = [decode(ClaimSet, v) for _, v in claimsets]
-    assert [d.claimset_id for d in decoded] == [derive_id("claimset", "conv-eiffel", t) for t in ("T1", "T3")]
+    assert [d.claimset_id for d in decoded] == [ids.claimset_id("conv-eiffel", t) for t in ("T1", "T3")]
     # The user's question reached the segmenter as context.
     assert any("Where is the Eiffel Tower?" in line.text for line in decoded[0].context)
 
@@ -211,17 +212,17 @@ async def test_replaying_twice_raises_no_second_alert(broker, collector, workers
                          (Role.ASSISTANT, "The Amazon River flows into the Pacific Ocean."))
     first = await publish(conversation, bootstrap, settings)
     assert await wait_for(c, first, WAIT, alive=lambda: worker.poll() is None)
-    verdicts_before = c.collected.deliveries[derive_id("verdict", "conv-amazon", "T1")]
+    verdicts_before = c.collected.deliveries[ids.verdict_id("conv-amazon", "T1")]
     second = await publish(conversation, bootstrap, settings)
     # Wait until the replayed turn produced its verdict again, then for its justify step to pass.
     deadline = time.monotonic() + WAIT
-    while c.collected.deliveries[derive_id("verdict", "conv-amazon", "T1")] == verdicts_before:
+    while c.collected.deliveries[ids.verdict_id("conv-amazon", "T1")] == verdicts_before:
         assert time.monotonic() < deadline and worker.poll() is None
         await c.poll()
     await asyncio.sleep(20)
     await c.poll()
     assert len(second) == 2
-    for record_id in (derive_id("alert", "conv-amazon", "T1"), derive_id("correction", "conv-amazon", "T1")):
+    for record_id in (ids.alert_id("conv-amazon", "T1"), ids.correction_id("conv-amazon", "T1")):
         assert c.collected.deliveries[record_id] <= 1, f"{record_id} delivered twice"
 
 
@@ -231,18 +232,18 @@ async def test_abstained_verdicts_raise_no_alert(broker, collector, workers) -> 
     worker = workers(settings, HALLUWATCH_ABSTAIN_THRESHOLD="1")
     sent = await publish(EIFFEL[:2], bootstrap_servers(broker.url), settings)
     assert await wait_for(c, sent, WAIT, alive=lambda: worker.poll() is None)
-    verdict = c.collected.verdicts[derive_id("verdict", "conv-eiffel", "T1")]
+    verdict = c.collected.verdicts[ids.verdict_id("conv-eiffel", "T1")]
     assert verdict.claim_verdicts and verdict.label is Label.UNVERIFIABLE
     for v in verdict.claim_verdicts:
         assert v.label is Label.UNVERIFIABLE and v.sufficiency is not None and v.selective_score is not None
         assert v.abstained == (v.abstained_from is not None)
     assert any(v.abstained for v in verdict.claim_verdicts)
-    correction_id = derive_id("correction", "conv-eiffel", "T1")
+    correction_id = ids.correction_id("conv-eiffel", "T1")
     deadline = time.monotonic() + WAIT
     while correction_id not in c.collected.corrections:
         assert time.monotonic() < deadline and worker.poll() is None
         await c.poll()
-    assert derive_id("alert", "conv-eiffel", "T1") not in c.collected.alerts
+    assert ids.alert_id("conv-eiffel", "T1") not in c.collected.alerts
 
 
 async def test_bad_turns_go_to_dlq_and_the_stream_goes_on(broker, collector, workers) -> None:
@@ -267,7 +268,7 @@ async def test_bad_turns_go_to_dlq_and_the_stream_goes_on(broker, collector, wor
     good = await publish(turns("conv-bad", (Role.ASSISTANT, "Alexander Fleming discovered penicillin in 1928.")),
                          bootstrap, settings)
     assert await wait_for(c, good, WAIT, alive=lambda: worker.poll() is None)
-    assert derive_id("verdict", "conv-bad", "T0") in c.collected.verdicts
+    assert ids.verdict_id("conv-bad", "T0") in c.collected.verdicts
 
     letters = sorted(c.collected.dead_letters.values(), key=lambda d: d.offset)
     assert len(letters) == 4

@@ -12,8 +12,7 @@ from stream.alert_feed import AlertBuffer, AlertQuery
 from stream.metrics import PipelineMetrics
 from stream.stages import make_alert
 from stream.web import make_web_app
-
-from tests.unit.records import sample_correction, sample_turn_verdict
+from tests.support.records import sample_correction, sample_turn_verdict
 
 
 def alert(n: int, bot: str = "bot", severity: Severity = Severity.HIGH, raised_at: float | None = None):

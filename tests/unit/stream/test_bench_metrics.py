@@ -2,18 +2,17 @@
 
 from dataclasses import replace
 
-from schemas import derive_id
+from schemas import ids
 from stream.commands.bench_metrics import code_path_cost, stage_messages
 from stream.replay import Collected
 from stream.stages import make_alert
-
-from tests.unit.records import sample_correction, sample_turn_verdict
+from tests.support.records import sample_correction, sample_turn_verdict
 
 
 def collected() -> Collected:
     verdict = sample_turn_verdict()
     cs = verdict.evidence.claimset
-    correction = replace(sample_correction(), correction_id=derive_id("correction", cs.conversation_id, cs.turn_id))
+    correction = replace(sample_correction(), correction_id=ids.correction_id(cs.conversation_id, cs.turn_id))
     alert = make_alert(verdict, correction, now=10.0)
     return Collected(verdicts={verdict.verdict_id: verdict}, corrections={correction.correction_id: correction},
                      alerts={alert.alert_id: alert})
@@ -60,9 +59,9 @@ def test_paired_ratio_says_whether_the_run_can_tell_the_difference() -> None:
 
 
 def test_copies_give_each_conversation_its_own_ids() -> None:
+    from schemas import Role, Turn
     from stream.commands.bench_metrics import copied
     from stream.replay import LoggedTurn
-    from schemas import Role, Turn
 
     turns = [LoggedTurn(Turn(conversation_id="c", turn_id=f"T{n}", role=Role.ASSISTANT, text="x"), None) for n in range(2)]
     made = copied(turns, 3)

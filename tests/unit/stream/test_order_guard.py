@@ -8,7 +8,6 @@ from schemas import Role, Turn, decode, encode
 from stream.metrics import PipelineMetrics
 from stream.order_guard import MemoryOffsetReader, OrderGuard, RecoveredEvent, SourceMessage
 from stream.stages import StageRunner
-
 from tests.unit.stream.test_runner_metrics import Topics
 
 TOPIC = "halluwatch.turns"

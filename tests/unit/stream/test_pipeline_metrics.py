@@ -8,8 +8,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from schemas import Role, StageTiming, Turn
 from stream.metrics import OTHER, PipelineMetrics
 from stream.stages import make_alert
-
-from tests.unit.records import sample_correction, sample_turn_verdict
+from tests.support.records import sample_correction, sample_turn_verdict
 
 VERIFY = StageTiming(stage="verify", seconds=2.0, model_seconds=1.5, prompt_seconds=0.5, prompt_tokens=200, generated_tokens=40)
 

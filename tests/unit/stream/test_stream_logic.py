@@ -9,8 +9,7 @@ from schemas import Label, SchemaViolation
 from stream.app import bootstrap_servers
 from stream.replay import read_replay
 from stream.stages import dead_letter, make_alert, severity_of
-
-from tests.unit.records import claim_verdict, sample_correction, sample_turn_verdict
+from tests.support.records import claim_verdict, sample_correction, sample_turn_verdict
 
 
 @dataclass

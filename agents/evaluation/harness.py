@@ -1,0 +1,445 @@
+"""The evaluation harness: the same stage functions as the stream, over the benchmark files.
+
+AVeriTeC: each claim is an assistant turn whose evidence is the claim's own
+question/answer pairs (CAAFC's setting without retrieval). DiaHalu: every
+assistant turn of a dialogue is checked with the dialogue so far as context,
+closed-book (DiaHalu ships no evidence; every verdict is marked so), and the
+dialogue counts as a hallucination when any turn is false.
+
+Two baselines run on the same rows: the majority class, and the model alone
+(one verify call on the whole, unsegmented text, taking the model's own label;
+no segmentation, no signals, no Algorithm 1 over atomic claims).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agents.errors import InputError, ModelError
+from agents.evaluation.datasets import ClaimCase, DialogueCase
+from agents.evaluation.metrics import Metrics, classification_metrics, deciding_verdict, percentile
+from agents.evidence.passages import assemble_evidence
+from agents.scoring.calibration import VerifyCalibration, cross_validated_fit, with_swap_rate
+from agents.scoring.selective import (
+    SelectiveFit,
+    SelectiveRow,
+    SelectiveSummary,
+    selective_features,
+    summarize_selective,
+)
+from agents.scoring.signals import claim_signals, features
+from agents.stages.justify import justify
+from agents.stages.pipeline import Pipeline
+from agents.stages.segment import claimset_for, segment
+from agents.stages.sufficiency import assess_sufficiency
+from agents.stages.verify import Judgement, decide, judge
+from schemas import (
+    ClaimSet,
+    ClaimSufficiency,
+    ContextLine,
+    DialogueLabel,
+    Evidence,
+    Label,
+    Passage,
+    RecordError,
+    Role,
+    StageTiming,
+    Turn,
+    from_dict,
+)
+
+
+@dataclass(frozen=True)
+class JudgedTurn:
+    """Everything the model said about one turn: enough to re-decide it under another calibration."""
+
+    evidence: Evidence
+    judgements: tuple[Judgement, ...]
+    sufficiency: tuple[ClaimSufficiency, ...] = ()
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    position: int  # line order in the input file; even positions fit the shipped calibration
+    gold: str
+    predicted: str = ""
+    model_alone: str = ""
+    claims: int = 0
+    fingract: list[int] = field(default_factory=list)
+    # Kept to re-decide labels under another calibration without running the model again.
+    judged: list[JudgedTurn] = field(default_factory=list)
+    whole: list[JudgedTurn] = field(default_factory=list)  # the unsegmented turn, for the model-alone baseline
+
+
+FAILED = "error"
+
+
+@dataclass
+class EvalRun:
+    dataset: str
+    labels: tuple[str, ...]
+    cases: list[CaseResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    timings: dict[str, list[StageTiming]] = field(default_factory=lambda: defaultdict(list))
+    seconds: float = 0.0
+    calibration: str = ""
+
+
+class Progress:
+    """A one-line progress bar on stderr."""
+
+    def __init__(self, total: int, label: str, stream: Any = sys.stderr):
+        self.total, self.label, self.stream = total, label, stream
+        self.started = time.perf_counter()
+        self.done = 0
+
+    def step(self) -> None:
+        self.done += 1
+        elapsed = time.perf_counter() - self.started
+        eta = elapsed / self.done * (self.total - self.done)
+        filled = int(30 * self.done / max(self.total, 1))
+        self.stream.write(
+            f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total}"
+            f" {elapsed:5.0f}s elapsed, ~{eta:4.0f}s left"
+        )
+        if self.done == self.total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def whole_claim_set(turn: Turn, context: Sequence[ContextLine] = ()) -> ClaimSet:
+    """The turn as one unsegmented claim: what the model-alone baseline judges."""
+    return claimset_for(turn, context, [turn.text], id_suffix="-whole")
+
+
+async def _check_turn(
+    pipeline: Pipeline,
+    run: EvalRun,
+    result: CaseResult,
+    turn: Turn,
+    context: Sequence[ContextLine],
+    passages: Sequence[Passage],
+) -> tuple[Label, Label]:
+    """Pipeline label and model-alone label for one turn; records timings and the raw judgements."""
+    p = pipeline.prompts
+    claimset = await segment(turn, context, pipeline.model, p.segment)
+    evidence = assemble_evidence(claimset, passages)
+    sufficiency, sufficiency_timing = await assess_sufficiency(evidence, pipeline.model, p.verify.sufficiency)
+    judged, clock = await judge(evidence, pipeline.model, p.verify)
+    # No abstention here: accuracy is measured on every row, like the baselines; the selective
+    # metrics are computed from the same judgements by selective_rows.
+    verdict = decide(evidence, judged, pipeline.calibration, sufficiency, None, (clock.stop(),))
+    correction = await justify(verdict, pipeline.model, p.justify, pipeline.max_rounds)
+    for timing in claimset.timings + (sufficiency_timing,) + verdict.timings + (correction.timings if correction else ()):
+        run.timings[timing.stage].append(timing)
+    result.claims += len(claimset.claims)
+    result.judged.append(JudgedTurn(evidence, tuple(judged), sufficiency))
+    if correction is not None:
+        result.fingract.append(correction.score.total)
+
+    whole = assemble_evidence(whole_claim_set(turn, context), passages)
+    if [c.text for c in claimset.claims] == [whole.claimset.claims[0].text]:
+        # The turn is one atomic claim: the same prompt, so the (deterministic) model's answer is known.
+        whole_judged = judged
+    else:
+        whole_judged, whole_clock = await judge(whole, pipeline.model, p.verify)
+        run.timings["model_alone"].append(whole_clock.stop())
+    result.whole.append(JudgedTurn(whole, tuple(whole_judged)))
+    return verdict.label, whole_judged[0].verdict.label
+
+
+ClaimCheck = Callable[[Pipeline, EvalRun, CaseResult, ClaimCase], Awaitable[tuple[Label, Label]]]
+
+
+async def _evaluate_claims(
+    dataset: str, cases: Sequence[ClaimCase], pipeline: Pipeline, check: ClaimCheck, show_progress: bool
+) -> EvalRun:
+    """Claim-level rows: ``check`` gives the pipeline's and the model-alone label of each."""
+    run = EvalRun(dataset=dataset, labels=tuple(label.value for label in Label), calibration=pipeline.calibration.source)
+    progress = Progress(len(cases), dataset) if show_progress else None
+    started = time.perf_counter()
+    for position, case in enumerate(cases):
+        result = CaseResult(case_id=case.case_id, position=position, gold=case.label.value)
+        try:
+            predicted, alone = await check(pipeline, run, result, case)
+            result.predicted, result.model_alone = predicted.value, alone.value
+        except ModelError as exc:
+            _failed(run, result, exc)
+        run.cases.append(result)
+        if progress:
+            progress.step()
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+async def _check_claim(pipeline: Pipeline, run: EvalRun, result: CaseResult, case: ClaimCase) -> tuple[Label, Label]:
+    return await _check_turn(pipeline, run, result, case.turn, (), case.passages)
+
+
+async def _check_atomic_claim(pipeline: Pipeline, run: EvalRun, result: CaseResult, case: ClaimCase) -> tuple[Label, Label]:
+    evidence = assemble_evidence(whole_claim_set(case.turn), case.passages)
+    judged, clock = await judge(evidence, pipeline.model, pipeline.prompts.verify)
+    verdict = decide(evidence, judged, pipeline.calibration, (), None, (clock.stop(),))
+    run.timings["verify"].extend(verdict.timings)
+    result.claims = 1
+    result.judged.append(JudgedTurn(evidence, tuple(judged)))
+    result.whole.append(JudgedTurn(evidence, tuple(judged)))
+    return verdict.label, judged[0].verdict.label
+
+
+async def evaluate_averitec(cases: Sequence[ClaimCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
+    return await _evaluate_claims("averitec", cases, pipeline, _check_claim, show_progress)
+
+
+async def evaluate_atomic(cases: Sequence[ClaimCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
+    """Atomic claims with known labels (:mod:`agents.evaluation.atomic_claims`): one verify call each, no segmenting.
+
+    The claims are single facts by construction, so the pipeline's label is the calibrated verdict
+    on the claim as given, and the model-alone baseline is the model's own label in the same call.
+    """
+    return await _evaluate_claims("atomic", cases, pipeline, _check_atomic_claim, show_progress)
+
+
+def _failed(run: EvalRun, result: CaseResult, exc: Exception) -> None:
+    """A row the model failed on counts as wrong for every system: nothing is guessed for it."""
+    result.predicted = result.model_alone = FAILED
+    result.judged.clear()
+    run.errors.append(f"{result.case_id}: {exc}")
+
+
+async def evaluate_diahalu(cases: Sequence[DialogueCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
+    run = EvalRun(dataset="diahalu", labels=tuple(DialogueLabel), calibration=pipeline.calibration.source)
+    progress = Progress(len(cases), "diahalu") if show_progress else None
+    started = time.perf_counter()
+    for position, case in enumerate(cases):
+        result = CaseResult(case_id=case.case_id, position=position, gold=DialogueLabel.of(case.hallucination))
+        context: list[ContextLine] = []
+        any_false = alone_false = False
+        try:
+            for turn in case.turns:
+                if turn.role is Role.ASSISTANT:
+                    predicted, alone = await _check_turn(pipeline, run, result, turn, context, ())
+                    any_false |= predicted is Label.FALSE
+                    alone_false |= alone is Label.FALSE
+                context.append(ContextLine(role=turn.role, text=turn.text[:2000]))
+            result.predicted, result.model_alone = DialogueLabel.of(any_false), DialogueLabel.of(alone_false)
+        except ModelError as exc:
+            _failed(run, result, exc)
+        run.cases.append(result)
+        if progress:
+            progress.step()
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def save_judgements(run: EvalRun, path: Path) -> None:
+    """Write what the model said on every row, so calibrations can be refitted without the model."""
+    data = {"dataset": run.dataset, "labels": run.labels, "seconds": run.seconds, "errors": run.errors, "cases": run.cases}
+    path.write_bytes(orjson.dumps(data))
+
+
+def load_judgements(path: Path) -> EvalRun:
+    try:
+        data = orjson.loads(path.read_bytes())
+        run = EvalRun(dataset=data["dataset"], labels=tuple(data["labels"]), seconds=data["seconds"], errors=data["errors"])
+        for c in data["cases"]:
+            run.cases.append(CaseResult(
+                case_id=c["case_id"], position=c["position"], gold=c["gold"], predicted=c["predicted"],
+                model_alone=c["model_alone"], claims=c["claims"], fingract=c["fingract"],
+                judged=[from_dict(JudgedTurn, t) for t in c["judged"]],
+                whole=[from_dict(JudgedTurn, t) for t in c["whole"]],
+            ))
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, RecordError) as exc:
+        raise InputError(f"cannot read judgements {path} ({exc}): write them with `halluwatch eval ... --save-judgements`") from None
+    return run
+
+
+def whole_features(case: CaseResult) -> list[tuple[float, ...]]:
+    """Calibration features of the unsegmented turn(s) of a case."""
+    rows = []
+    for t in case.whole:
+        j = t.judgements[0]
+        rows.append(features(j.scores, claim_signals(t.evidence.claimset.claims[0].text, t.evidence.passages), j.fit))
+    return rows
+
+
+def selective_rows(run: EvalRun, calibration: VerifyCalibration) -> list[SelectiveRow]:
+    """One row per judged case: the deciding verdict's selective features and whether the case came out right.
+
+    Odd positions are held out, as for the verifier calibration.
+    """
+    rows = []
+    for case in run.cases:
+        if case.predicted == FAILED:
+            continue
+        verdicts = [decide(t.evidence, t.judgements, calibration, t.sufficiency) for t in case.judged]
+        claim_verdicts = [v for verdict in verdicts for v in verdict.claim_verdicts]
+        deciding = deciding_verdict(claim_verdicts)
+        if deciding is None:
+            continue  # nothing was claimed: nothing to abstain on
+        turn = next(t for t, verdict in zip(case.judged, verdicts) if deciding in verdict.claim_verdicts)
+        labels = [verdict.label for verdict in verdicts]
+        if run.dataset == "diahalu":
+            predicted, flagged = DialogueLabel.of(Label.FALSE in labels), Label.FALSE in labels
+            gold_false = case.gold == DialogueLabel.HALLUCINATION
+        else:
+            predicted, flagged = labels[0].value, labels[0] is Label.FALSE
+            gold_false = case.gold == Label.FALSE.value
+        check = deciding.sufficiency
+        features = selective_features(
+            check, deciding.confidence, deciding.fit, turn.evidence.passages, turn.evidence.claimset.claim_date,
+            deciding.claim_text,
+        )
+        rows.append(SelectiveRow(features, predicted == case.gold, flagged, gold_false, case.position % 2 == 1))
+    return rows
+
+
+def redecide(run: EvalRun, calibration: VerifyCalibration) -> None:
+    """Recompute the pipeline's labels under another calibration, from the recorded judgements."""
+    for case in run.cases:
+        if case.predicted == FAILED:
+            continue
+        labels = [decide(t.evidence, t.judgements, calibration, t.sufficiency).label for t in case.judged]
+        if run.dataset == "diahalu":
+            case.predicted = DialogueLabel.of(Label.FALSE in labels)
+        else:
+            case.predicted = labels[0].value
+    run.calibration = calibration.source
+
+
+CLAIM_LEVEL = ("averitec", "atomic")  # datasets whose gold labels are per claim: the ones a calibration is fitted on
+
+
+def fit_calibration(runs: Sequence[EvalRun], source: str) -> VerifyCalibration:
+    """Fit on the even positions' whole-claim features of every run; odd positions stay held out."""
+    rows, labels = [], []
+    for run in runs:
+        if run.dataset not in CLAIM_LEVEL:
+            raise InputError(f"a calibration is fitted on claim-level labels ({', '.join(CLAIM_LEVEL)}), not {run.dataset}")
+        for case in run.cases:
+            if case.position % 2 == 0 and case.predicted != FAILED:
+                rows.extend(whole_features(case))
+                labels.extend(Label(case.gold) for _ in case.whole)
+    return with_swap_rate(cross_validated_fit(rows, labels, source=source), rows, labels)
+
+
+@dataclass(frozen=True)
+class Report:
+    dataset: str
+    rows: int
+    failed_rows: list[str]
+    calibration: str
+    pipeline: Metrics
+    model_alone: Metrics
+    majority: Metrics
+    majority_label: str
+    held_out: Metrics | None  # odd positions only (not used to fit the shipped calibration)
+    stage_seconds: dict[str, dict[str, float]]
+    model_seconds: float
+    total_seconds: float
+    mean_fingract: float | None
+    closed_book: bool
+    predictions: list[dict[str, Any]]
+    selective: SelectiveSummary | None = None  # all rows
+    selective_held_out: SelectiveSummary | None = None  # odd rows only
+
+
+def build_report(run: EvalRun, selective: SelectiveFit | None = None, calibration: VerifyCalibration | None = None) -> Report:
+    gold = [c.gold for c in run.cases]
+    majority_label = Counter(gold).most_common(1)[0][0] if gold else run.labels[0]
+    held = [c for c in run.cases if c.position % 2 == 1]
+    stage_seconds = {
+        stage: {
+            "calls": float(len(items)),
+            "median": statistics.median(t.seconds for t in items),
+            "p95": percentile([t.seconds for t in items], 0.95),
+            "mean_model": statistics.fmean(t.model_seconds for t in items),
+        }
+        for stage, items in run.timings.items()
+        if items
+    }
+    scores = [s for c in run.cases for s in c.fingract]
+    rows = selective_rows(run, calibration) if selective is not None and calibration is not None else []
+    return Report(
+        selective=summarize_selective(rows, selective) if rows and selective else None,
+        selective_held_out=summarize_selective([r for r in rows if r.held_out], selective) if rows and selective else None,
+        dataset=run.dataset,
+        rows=len(run.cases),
+        failed_rows=run.errors,
+        calibration=run.calibration,
+        pipeline=classification_metrics(gold, [c.predicted for c in run.cases], run.labels),
+        model_alone=classification_metrics(gold, [c.model_alone for c in run.cases], run.labels),
+        majority=classification_metrics(gold, [majority_label] * len(gold), run.labels),
+        majority_label=majority_label,
+        held_out=classification_metrics([c.gold for c in held], [c.predicted for c in held], run.labels)
+        if run.dataset in CLAIM_LEVEL and held
+        else None,
+        stage_seconds=stage_seconds,
+        model_seconds=sum(t.model_seconds for items in run.timings.values() for t in items),
+        total_seconds=run.seconds,
+        mean_fingract=statistics.fmean(scores) if scores else None,
+        closed_book=run.dataset == "diahalu",
+        predictions=[
+            {
+                "id": c.case_id, "position": c.position, "gold": c.gold, "predicted": c.predicted,
+                "model_alone": c.model_alone, "claims": c.claims,
+                # Features of the unsegmented text, to refit a calibration without running the model.
+                "whole_features": [list(f) for f in whole_features(c)],
+            }
+            for c in run.cases
+        ],
+    )
+
+
+def format_report(report: Report) -> str:
+    lines = [f"{report.dataset}: {report.rows} rows, calibration: {report.calibration}"]
+    if report.failed_rows:
+        lines.append(f"{len(report.failed_rows)} rows failed in the model and count as wrong, e.g. {report.failed_rows[0]}")
+    if report.closed_book:
+        lines.append("closed-book: no evidence in this dataset; verdicts come from the model's own knowledge")
+    header = f"{'system':<28}{'accuracy':>9}{'macro-F1':>10}"
+    lines += ["", header, "-" * len(header)]
+    rows: list[tuple[str, Metrics]] = [
+        ("halluwatch pipeline", report.pipeline),
+        ("model alone (no pipeline)", report.model_alone),
+        (f"majority ({report.majority_label})", report.majority),
+    ]
+    if report.held_out is not None:
+        rows.insert(1, (f"pipeline, held-out {report.held_out.n}", report.held_out))
+    for name, m in rows:
+        lines.append(f"{name:<28}{m.accuracy:>9.3f}{m.macro_f1:>10.3f}")
+    lines += ["", "pipeline per class:", f"{'label':<16}{'P':>7}{'R':>7}{'F1':>7}{'n':>6}"]
+    for label, c in report.pipeline.per_class.items():
+        lines.append(f"{label:<16}{c.precision:>7.3f}{c.recall:>7.3f}{c.f1:>7.3f}{c.support:>6}")
+    lines += ["", "confusion (rows gold, columns predicted): " + " / ".join(report.pipeline.labels)]
+    for label, row in zip(report.pipeline.labels, report.pipeline.confusion):
+        lines.append(f"{label:<16}" + "".join(f"{v:>7}" for v in row))
+    if report.stage_seconds:
+        lines += ["", f"{'stage':<14}{'calls':>7}{'median s':>10}{'p95 s':>8}{'model s':>9}"]
+    for stage, s in report.stage_seconds.items():
+        lines.append(f"{stage:<14}{int(s['calls']):>7}{s['median']:>10.3f}{s['p95']:>8.3f}{s['mean_model']:>9.3f}")
+    for name, summary in (("all rows", report.selective), ("held-out rows", report.selective_held_out)):
+        if summary is not None:
+            if name == "all rows":
+                lines += ["", f"selective verdicts (threshold {summary.threshold:.3f}):",
+                          f"{'rows':<16}{'n':>5}{'coverage':>10}{'sel. acc':>10}{'alert P':>9}{'alert R':>9}{'area':>7}{'area w/o suff.':>16}"]
+            lines.append(f"{name:<16}{summary.rows:>5}{summary.coverage:>10.3f}{summary.selective_accuracy:>10.3f}"
+                         f"{summary.alert_precision:>9.3f}{summary.alert_recall:>9.3f}{summary.auc:>7.3f}{summary.auc_without_sufficiency:>16.3f}")
+    if report.mean_fingract is not None:
+        lines.append(f"\nmean FinGrAct score of corrections: {report.mean_fingract:.2f} / 7")
+    if report.stage_seconds:
+        lines.append(f"total {report.total_seconds:.0f}s, of which model {report.model_seconds:.0f}s")
+    else:
+        lines.append("re-decided from saved judgements: the timings are those of the run that saved them")
+    return "\n".join(lines)
+

@@ -1,0 +1,123 @@
+"""Chronological evidence: passages ordered by published date, undated ones last.
+
+The retrieve stage (and, without retrieval, the check command and the eval
+harness) builds :class:`~schemas.Evidence` through :func:`assemble_evidence`
+so every consumer sees the same order and the same bounded size.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agents.errors import InputError
+from agents.inputs import read_jsonl
+from agents.text import truncate
+from schemas import ClaimSet, Evidence, Passage, ids
+from schemas.records import MAX_PASSAGE_CHARS, MAX_PASSAGES
+
+# A passage published within this many days of retrieval counts as "recent" (evidence about the present).
+RECENT_DAYS = 365
+
+
+def chronological(passages: Iterable[Passage]) -> list[Passage]:
+    """Oldest first; undated passages after the dated ones, best-scored first among equals."""
+    return sorted(passages, key=lambda p: (p.published_at is None, p.published_at or "", -p.score))
+
+
+def assemble_evidence(claimset: ClaimSet, passages: Iterable[Passage], note: str = "") -> Evidence:
+    unique: dict[str, Passage] = {}
+    for p in passages:
+        unique.setdefault(p.passage_id, p)
+    # Keep the best-scored passages, then order them in time: cutting after ordering would drop the newest.
+    best = sorted(unique.values(), key=lambda p: -p.score)[:MAX_PASSAGES]
+    ordered = chronological(best)
+    return Evidence(
+        evidence_id=ids.evidence_id(claimset.conversation_id, claimset.turn_id),
+        claimset=claimset,
+        passages=tuple(ordered),
+        note=note if ordered else (note or "no evidence found"),
+    )
+
+
+def recency_note(passages: Iterable[Passage], today: str, recent_days: int = RECENT_DAYS) -> str:
+    """A note when no passage is recent: the evidence should cover the present, not only the claim's date."""
+    dated = [p.published_at for p in passages if p.published_at]
+    if not dated:
+        return "no dated passage: the evidence says nothing about when it was true" if passages else ""
+    newest = max(dated)
+    age = (dt.date.fromisoformat(today) - dt.date.fromisoformat(newest)).days
+    if age <= recent_days:
+        return ""
+    return f"nothing recent found: the newest passage is from {newest}, {age} days before {today}"
+
+
+def parse_date(value: Any) -> str | None:
+    """An ISO date (YYYY-MM-DD) from common spellings, or None when unknown or unparseable."""
+    if value in (None, "", "unknown"):
+        return None
+    text = str(value).strip()
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).date().isoformat()
+    except ValueError:
+        pass
+    for fmt in ("%d-%m-%Y", "%Y/%m/%d", "%d/%m/%Y", "%Y"):
+        try:
+            return dt.datetime.strptime(text, fmt).date().isoformat()
+        except ValueError:
+            continue
+    return None
+
+
+def passage_from_row(row: Mapping[str, Any], retriever: str, retrieved_at: str, where: str) -> Passage:
+    """A passage from an import row with ``text``, ``url``, ``title``, ``published_at``."""
+    text = str(row.get("text") or "").strip()
+    if not text:
+        raise InputError(f"{where}: the passage has no 'text'; every line needs text, url, title, published_at")
+    url = str(row.get("url") or "")
+    return Passage(
+        passage_id=ids.passage_id(url, text),
+        text=truncate(text, MAX_PASSAGE_CHARS),
+        url=truncate(url, 2000),
+        title=truncate(str(row.get("title") or ""), 500),
+        published_at=parse_date(row.get("published_at")),
+        retrieved_at=retrieved_at,
+        retriever=retriever,
+        primary=bool(row.get("primary", False)),
+        score=float(row.get("score", 0.0) or 0.0),
+    )
+
+
+PASSAGE_CHARS = 600
+
+
+def render_evidence(passages: Sequence[Passage]) -> str:
+    if not passages:
+        return "(none)"
+    return "\n".join(
+        f"[{i}] {p.published_at or 'undated'} {truncate(' '.join(p.text.split()), PASSAGE_CHARS)}"
+        for i, p in enumerate(passages, start=1)
+    )
+
+
+def today() -> str:
+    return dt.date.today().isoformat()
+
+
+def read_passages(path: Path, retriever: str = "file") -> list[Passage]:
+    """Evidence JSONL: one passage a line with text, url, title, published_at."""
+    retrieved = today()
+    return [passage_from_row(row, retriever, retrieved, f"{path}:{n}") for n, row in read_jsonl(path)]
+
+
+def _days_between(a: str, b: str) -> int:
+    return abs((dt.date.fromisoformat(a) - dt.date.fromisoformat(b)).days)
+
+
+def proximity(published_at: str | None, references: Sequence[str]) -> float:
+    """1.0 on a reference date, 0.5 a year away; 0.5 for an undated document (neither near nor far)."""
+    if published_at is None:
+        return 0.5
+    return max(1.0 / (1.0 + _days_between(published_at, ref) / 365.0) for ref in references)

@@ -1,0 +1,161 @@
+"""Every use of llama-cpp-python beyond its public ``Llama`` API, in one place.
+
+The model backend needs four things the public API does not offer: decoding a
+batch while keeping logits only at chosen positions (to score a claim's
+tokens as the prompt is read), reading one row of logits, a grammar sampler
+it can apply to a single candidate (so greedy decoding need not constrain the
+whole 262k vocabulary), and moving the context's token count to reuse a
+cached prefix. They reach into ``Llama._ctx``, ``Llama._batch``,
+``Llama._model``, ``LlamaGrammar._grammar`` / ``._root`` and write
+``Llama.n_tokens`` / ``Llama.input_ids``. Nothing else in halluwatch does.
+
+Checked against llama-cpp-python 0.3.36 (pinned in pyproject.toml).
+:func:`missing_private_attributes` lists what a new version no longer has;
+an integration test calls it on the embedded model so an upgrade fails
+loudly there instead of silently in generation.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from typing import Any
+
+CHECKED_VERSIONS = ("0.3.36",)
+
+# What the adapter touches on a loaded model; see missing_private_attributes.
+_LLAMA_PRIVATE = ("_ctx", "_batch", "_model")
+_CONTEXT_PRIVATE = ("ctx", "kv_cache_seq_rm", "decode")
+_BATCH_PRIVATE = ("set_batch", "batch")
+_MODEL_PRIVATE = ("vocab",)
+_GRAMMAR_PRIVATE = ("_grammar", "_root")
+_LIBRARY_FUNCTIONS = (
+    "llama_get_logits_ith", "llama_sampler_init_grammar", "llama_sampler_apply", "llama_sampler_accept",
+    "llama_sampler_free", "llama_vocab_is_eog", "llama_token_data_array", "llama_token_data_p",
+    "llama_log_callback", "llama_log_set",
+)
+
+TOKEN_DATA = [("id", "<i4"), ("logit", "<f4"), ("p", "<f4")]  # numpy layout of llama_token_data
+
+
+@functools.cache
+def silence_log() -> Any:
+    """Route llama.cpp's own log lines nowhere (``verbose=False`` misses some); once per process.
+
+    The callback is returned (and cached) so it stays alive as long as llama.cpp may call it.
+    """
+    import llama_cpp
+
+    callback = llama_cpp.llama_log_callback(lambda level, text, user_data: None)
+    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+    return callback
+
+
+def json_grammar(schema_json: str) -> Any:
+    """A llama.cpp grammar for JSON matching the schema, with control characters barred from strings.
+
+    llama-cpp-python's converter lets raw control characters into strings, which JSON forbids; the model
+    then emits a newline inside a string and the output fails to parse.
+    """
+    from llama_cpp import LlamaGrammar
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    gbnf = json_schema_to_gbnf(schema_json)
+    gbnf = gbnf.replace('char ::= [^"\\\\]', 'char ::= [^"\\\\\\x7F\\x00-\\x1F]')
+    return LlamaGrammar.from_string(gbnf, verbose=False)
+
+
+def grammar_sampler(llm: Any, grammar: Any) -> Any:
+    """A fresh grammar sampler for one generation; free it with :func:`free_sampler`."""
+    import llama_cpp
+
+    return llama_cpp.llama_sampler_init_grammar(llm._model.vocab, grammar._grammar.encode(), grammar._root.encode())
+
+
+def free_sampler(sampler: Any) -> None:
+    import llama_cpp
+
+    llama_cpp.llama_sampler_free(sampler)
+
+
+def accept(sampler: Any, token: int) -> None:
+    import llama_cpp
+
+    llama_cpp.llama_sampler_accept(sampler, token)
+
+
+def apply_sampler(sampler: Any, candidates: Any) -> None:
+    """Let the sampler set the logit of every token it forbids to -inf, in place (``candidates``: TOKEN_DATA array)."""
+    import llama_cpp
+
+    array = llama_cpp.llama_token_data_array(
+        data=candidates.ctypes.data_as(llama_cpp.llama_token_data_p), size=len(candidates), selected=-1, sorted=False
+    )
+    llama_cpp.llama_sampler_apply(sampler, ctypes.byref(array))
+
+
+def is_end_of_generation(llm: Any, token: int) -> bool:
+    import llama_cpp
+
+    return bool(llama_cpp.llama_vocab_is_eog(llm._model.vocab, token))
+
+
+def logits_row(llm: Any, i: int) -> Any:
+    """The logits of output row ``i`` of the last decoded batch (-1: the last row), as a numpy view."""
+    import llama_cpp
+    import numpy as np
+
+    pointer = llama_cpp.llama_get_logits_ith(llm._ctx.ctx, i)
+    return np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),))
+
+
+def holds_prefix(llm: Any, tokens: list[int]) -> bool:
+    """Whether the context's KV cache starts with exactly these tokens."""
+    return llm.n_tokens >= len(tokens) and llm.input_ids[: len(tokens)].tolist() == tokens
+
+
+def rewind(llm: Any, n_tokens: int) -> None:
+    """Keep only the first ``n_tokens`` of the context: the next evaluation continues from there."""
+    llm.n_tokens = n_tokens
+
+
+def decode_keeping(llm: Any, tokens: list[int], wanted: set[int]) -> dict[int, Any]:
+    """Append ``tokens`` to the context, keeping the log-probability rows at the ``wanted`` positions.
+
+    Like ``Llama.eval``, which keeps logits at every position or only the last; this keeps them where a
+    scored token is predicted, so scoring a claim costs no extra pass.
+    """
+    import numpy as np
+
+    llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
+    rows: dict[int, Any] = {}
+    for i in range(0, len(tokens), llm.n_batch):
+        batch = tokens[i : i + llm.n_batch]
+        n_past = llm.n_tokens
+        llm._batch.set_batch(batch=batch, n_past=n_past, logits_all=False)
+        keep = [j for j in range(len(batch)) if n_past + j in wanted]
+        for j in keep:
+            llm._batch.batch.logits[j] = True
+        llm._ctx.decode(llm._batch)
+        for j in keep:
+            logits = logits_row(llm, j).astype(np.float32)
+            top = logits.max()
+            rows[n_past + j] = logits - (top + np.log(np.exp(logits - top).sum()))
+        llm.input_ids[n_past : n_past + len(batch)] = batch
+        llm.n_tokens += len(batch)
+    return rows
+
+
+def missing_private_attributes(llm: Any, grammar: Any) -> list[str]:
+    """What this adapter relies on that a loaded ``Llama`` and ``LlamaGrammar`` (or the library) lack."""
+    import llama_cpp
+
+    missing = [f"Llama.{name}" for name in _LLAMA_PRIVATE if not hasattr(llm, name)]
+    if not missing:
+        missing += [f"Llama._ctx.{n}" for n in _CONTEXT_PRIVATE if not hasattr(llm._ctx, n)]
+        missing += [f"Llama._batch.{n}" for n in _BATCH_PRIVATE if not hasattr(llm._batch, n)]
+        missing += [f"Llama._model.{n}" for n in _MODEL_PRIVATE if not hasattr(llm._model, n)]
+    missing += [f"Llama.{n}" for n in ("n_tokens", "input_ids", "n_batch") if not hasattr(llm, n)]
+    missing += [f"LlamaGrammar.{n}" for n in _GRAMMAR_PRIVATE if not hasattr(grammar, n)]
+    missing += [f"llama_cpp.{n}" for n in _LIBRARY_FUNCTIONS if not hasattr(llama_cpp, n)]
+    return missing

@@ -1,0 +1,143 @@
+"""Cheap claim-vs-evidence signals: word overlap, conflicting numbers and names, negation, value swaps.
+
+They explain a verdict to a person (``Signals.notes``) and, with the model's
+label scores and evidence fit, make the feature vector the calibration
+(:mod:`agents.scoring.calibration`) combines into the final label scores.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agents.scoring.calibration import FEATURE_NAMES
+from agents.text import clauses, content_words, coverage, names, names_in, numbers, same_number, value_names, years
+from schemas import EvidenceFit, Label, LabelScores, Passage
+
+_NEGATION = re.compile(r"\b(not|no|never|none|nobody|neither|nor|n't|cannot|false|denied|deny|denies)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Signals:
+    """Cheap claim-vs-evidence signals; ``notes`` explain them to a person."""
+
+    values: tuple[float, ...]
+    notes: tuple[str, ...]
+    best_passage: int | None  # index into the passages, the one sharing most words with the claim
+    swap: ValueSwap | None = None  # a passage sentence restating the claim with another value
+
+
+@dataclass(frozen=True)
+class ValueSwap:
+    """A passage sentence that restates the claim with another value where the claim has one of its own."""
+
+    passage: int  # index into the passages
+    overlap: float  # share of the claim's content words the sentence has
+    claimed: tuple[str, ...]  # the claim's values the sentence lacks
+    stated: tuple[str, ...]  # the sentence's values of the same kind the claim lacks
+    sentence: str = ""  # the sentence (or clause) itself
+
+
+# A restatement with a swapped value differs in one or two values (a first and last name); a sentence that
+# differs in more says something else, and pairing its values with the claim's is guesswork.
+MAX_SWAPPED = 2
+
+
+def unmatched_values(claim: str, sentence: str) -> list[tuple[list[str], list[str]]]:
+    """Per kind of value (names, years, other numbers): the claim's values the sentence lacks, and the
+    sentence's values the claim lacks. Only values of one kind are ever paired."""
+    pairs = [([n for n in value_names(claim) if not names_in(sentence, n)],
+              [n for n in value_names(sentence) if not names_in(claim, n)])]
+    claim_years, sentence_years = years(claim), years(sentence)
+    for ours, theirs in ((claim_years, sentence_years), (numbers(claim) - claim_years, numbers(sentence) - sentence_years)):
+        pairs.append(([n for n in ours if not any(same_number(n, m) for m in theirs)],
+                      [m for m in theirs if not any(same_number(m, n) for n in ours)]))
+    return pairs
+
+
+def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5) -> ValueSwap | None:
+    """The closest passage sentence (or clause) that says the same as the claim with another name or number.
+
+    "The Amazon flows into the Pacific" against "The Amazon discharges into the Atlantic": the
+    sentence shares most of the claim's words, and where the claim names one ocean it names
+    another. Questions are skipped (AVeriTeC's evidence asks before it answers); numbers that
+    agree once rounded count as the same, and names that differ only in spelling or form; only
+    values of one kind are paired (a name against a name, a year against a year); and a sentence
+    that differs from the claim in more than two values of a kind is not a restatement.
+    """
+    claim_words = content_words(claim)
+    if not claim_words or not (value_names(claim) or numbers(claim)):
+        return None
+    found: ValueSwap | None = None
+    for index, passage in enumerate(passages):
+        for sentence in clauses(passage.text):
+            if sentence.endswith("?"):
+                continue
+            overlap = coverage(claim_words, content_words(sentence))
+            if overlap < min_overlap or (found is not None and overlap <= found.overlap):
+                continue
+            for claimed, stated in unmatched_values(claim, sentence):
+                if claimed and stated and len(claimed) <= MAX_SWAPPED and len(stated) <= MAX_SWAPPED:
+                    found = ValueSwap(index, overlap, tuple(sorted(claimed)), tuple(sorted(stated)), sentence)
+                    break
+    return found
+
+
+def claim_signals(claim: str, passages: Sequence[Passage]) -> Signals:
+    """Feature values in the order of FEATURE_NAMES (after the three model log-probabilities)."""
+    claim_words = content_words(claim)
+    all_text = " ".join(p.text for p in passages)
+    all_words = content_words(all_text)
+    overlaps = [coverage(claim_words, content_words(p.text)) for p in passages]
+    best = max(range(len(passages)), key=overlaps.__getitem__) if passages else None
+    best_overlap = overlaps[best] if best is not None else 0.0
+    notes: list[str] = []
+
+    claim_numbers = numbers(claim)
+    evidence_numbers = numbers(all_text)
+    missing_numbers = claim_numbers - evidence_numbers
+    number_conflict = float(bool(missing_numbers) and bool(evidence_numbers))
+    number_match = float(bool(claim_numbers) and not missing_numbers)
+    if number_conflict:
+        notes.append(f"number(s) {', '.join(sorted(missing_numbers))} not in the evidence")
+    elif number_match:
+        notes.append(f"number(s) {', '.join(sorted(claim_numbers))} found in the evidence")
+
+    claim_names = names(claim)
+    missing_names = {n for n in claim_names if n not in all_words}
+    best_names = names(passages[best].text) if best is not None else set()
+    name_conflict = float(bool(missing_names) and bool(best_names - claim_names) and best_overlap >= 0.3)
+    if name_conflict:
+        notes.append(f"name(s) {', '.join(sorted(missing_names))} not in the evidence, which names others")
+
+    negation_mismatch = 0.0
+    if best is not None and best_overlap >= 0.3:
+        negation_mismatch = float(bool(_NEGATION.search(claim)) != bool(_NEGATION.search(passages[best].text)))
+        if negation_mismatch:
+            notes.append("negated in one of claim and evidence but not the other")
+    swap = value_swap(claim, passages)
+    if swap is not None:
+        notes.append(f"[{swap.passage + 1}] says {', '.join(swap.stated)} where the claim says {', '.join(swap.claimed)}")
+    if passages and best_overlap < 0.2:
+        notes.append("little word overlap with any passage")
+
+    values = (
+        best_overlap,
+        coverage(claim_words, all_words) if passages else 0.0,
+        number_conflict,
+        number_match,
+        name_conflict,
+        negation_mismatch,
+        swap.overlap if swap is not None else 0.0,
+        float(not passages),
+        math.log1p(len(passages)),
+    )
+    assert len(values) + 6 == len(FEATURE_NAMES)
+    return Signals(values=values, notes=tuple(notes), best_passage=best, swap=swap)
+
+
+def features(model_scores: LabelScores, signals: Signals, fit: EvidenceFit) -> tuple[float, ...]:
+    fitted = (fit.mean_logprob, fit.min_logprob, fit.contradiction)
+    return tuple(model_scores.of(label) for label in Label) + signals.values + fitted

@@ -1,0 +1,66 @@
+"""The stages chained in-process: what ``halluwatch check``, the eval harness and the bench run.
+
+The streaming agents call the same stage functions one topic at a time; this
+module is the direct path with no broker in between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agents.evidence.passages import assemble_evidence
+from agents.model.prompting import PromptTemplate
+from agents.model.runner import ModelRunner
+from agents.scoring.calibration import VerifyCalibration
+from agents.scoring.selective import SelectiveModel
+from agents.stages.justify import justify
+from agents.stages.segment import segment
+from agents.stages.sources import find_sources
+from agents.stages.verify import VerifyPrompts, verify
+from schemas import ClaimSet, ContextLine, Correction, Passage, Turn, TurnVerdict
+
+
+@dataclass(frozen=True)
+class Prompts:
+    segment: PromptTemplate
+    sources: PromptTemplate
+    verify: VerifyPrompts
+    justify: PromptTemplate
+
+    @classmethod
+    def load(cls) -> Prompts:
+        return cls(
+            segment=PromptTemplate.load("segment"),
+            sources=PromptTemplate.load("sources"),
+            verify=VerifyPrompts.load(),
+            justify=PromptTemplate.load("justify"),
+        )
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    claimset: ClaimSet
+    verdict: TurnVerdict
+    correction: Correction | None
+
+
+@dataclass
+class Pipeline:
+    model: ModelRunner
+    prompts: Prompts
+    calibration: VerifyCalibration
+    max_rounds: int = 2
+    find_sources: bool = True
+    selective: SelectiveModel | None = None  # None: never abstain
+
+    async def check(
+        self, turn: Turn, context: Sequence[ContextLine] = (), passages: Sequence[Passage] = ()
+    ) -> CheckResult:
+        claimset = await segment(turn, context, self.model, self.prompts.segment)
+        if self.find_sources:
+            claimset = await find_sources(claimset, self.model, self.prompts.sources)
+        evidence = assemble_evidence(claimset, passages)
+        verdict = await verify(evidence, self.model, self.prompts.verify, self.calibration, self.selective)
+        correction = await justify(verdict, self.model, self.prompts.justify, self.max_rounds)
+        return CheckResult(claimset=claimset, verdict=verdict, correction=correction)

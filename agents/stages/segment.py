@@ -1,0 +1,164 @@
+"""Stage 1, segment: all atomic, self-contained claims of an assistant turn.
+
+Cheap rules first: sentences that are questions, greetings or opinions make
+no checkable claim and are recorded as skipped with the reason, without a
+model call. The model then splits the remaining sentences into atomic claims,
+resolving references from the dialogue context. A proposed claim whose words
+are not in the turn or its context is dropped as "ungrounded" (the segmenter
+must not invent facts to check); a factual sentence the model returns no
+grounded claim for is checked whole rather than silently ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from agents.model.prompting import PromptTemplate
+from agents.model.runner import ModelRunner
+from agents.model.timing import StageClock
+from agents.text import content_words, coverage, sentences, truncate
+from schemas import Claim, ClaimSet, ContextLine, SkippedSpan, SkipReason, StageTiming, Turn, ids
+from schemas.records import MAX_CLAIMS
+
+_GREETING = re.compile(
+    r"^(hi|hello|hey|good (morning|afternoon|evening)|thanks?( you)?|thank you|you're welcome|"
+    r"bye|goodbye|see you|nice to meet you|glad to help|happy to help|sure|of course|okay|ok|great|you are welcome|"
+    r"have a (nice|great|good|wonderful|lovely|safe)|enjoy|good luck|take care|cheers)\b",
+    re.IGNORECASE,
+)
+_OPINION = re.compile(
+    r"^(i (think|believe|feel|love|like|hate|prefer|hope|guess|recommend|suggest|would)|in my (opinion|view)|"
+    r"personally|i'd|i'm (sure|glad|happy|sorry)|it'?s? (great|nice|wonderful|amazing|fun)|"
+    r"(that|this) (sounds|is) (great|nice|wonderful|amazing|fun|interesting)|let me know|feel free)",
+    re.IGNORECASE,
+)
+# The tiny models ramble; context beyond a few recent turns rarely resolves a reference.
+CONTEXT_TURNS = 4
+CONTEXT_CHARS = 400
+# Long turns are segmented a few sentences at a time so every call fits the context window.
+CHUNK_CHARS = 1_200
+# Enough for the largest answer the grammar allows (8 claims of 160 characters).
+MAX_TOKENS = 8 * 160 // 2 + 32
+
+
+@dataclass(frozen=True)
+class SegmentOutput:
+    # Bounded so the grammar always closes the JSON within max_tokens, however the model rambles.
+    claims: tuple[str, ...] = field(metadata={"max_items": 8, "item_max_length": 160})
+
+
+def classify_sentence(sentence: str) -> SkipReason | None:
+    """Why a sentence makes no checkable claim, or None when it might."""
+    stripped = sentence.strip()
+    if stripped.endswith("?"):
+        return SkipReason.QUESTION
+    if _GREETING.match(stripped) and len(content_words(stripped)) <= 4:
+        return SkipReason.GREETING
+    if _OPINION.match(stripped):
+        return SkipReason.OPINION
+    if not content_words(stripped):
+        return SkipReason.NO_FACT
+    return None
+
+
+def is_grounded(claim: str, turn_text: str, context_text: str) -> bool:
+    """A claim must come from the turn: most of its words appear in the turn or context, some in the turn."""
+    claim_words = content_words(claim)
+    turn_words = content_words(turn_text)
+    if not claim_words & turn_words:
+        return False
+    return coverage(claim_words, turn_words | content_words(context_text)) >= 0.75
+
+
+def chunk_sentences(items: Sequence[str], limit: int) -> list[str]:
+    """Join consecutive sentences into chunks of at most ``limit`` characters (a longer sentence is cut)."""
+    chunks: list[str] = []
+    current = ""
+    for sentence in items:
+        sentence = truncate(sentence, limit)
+        if current and len(current) + 1 + len(sentence) > limit:
+            chunks.append(current)
+            current = ""
+        current = f"{current} {sentence}".strip()
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def render_context(context: Sequence[ContextLine]) -> str:
+    lines = [f"{c.role.value}: {truncate(c.text, CONTEXT_CHARS)}" for c in context[-CONTEXT_TURNS:]]
+    return "\n".join(lines) if lines else "(start of conversation)"
+
+
+async def segment(
+    turn: Turn,
+    context: Sequence[ContextLine],
+    model: ModelRunner,
+    prompt: PromptTemplate,
+) -> ClaimSet:
+    clock = StageClock("segment")
+    skipped: list[SkippedSpan] = []
+    factual: list[str] = []
+    for sentence in sentences(turn.text):
+        reason = classify_sentence(sentence)
+        if reason is None:
+            factual.append(sentence)
+        else:
+            skipped.append(SkippedSpan(text=sentence, reason=reason))
+
+    claim_texts: list[str] = []
+    seen: set[str] = set()
+    context_text = render_context(context)
+    for chunk in chunk_sentences(factual, CHUNK_CHARS):
+        generation = await model.generate(prompt.render(context=context_text, text=chunk), SegmentOutput, max_tokens=MAX_TOKENS)
+        clock.add(generation)
+        for proposed in generation.output.claims:
+            text = " ".join(proposed.split())
+            if not text or text.lower() in seen:
+                continue
+            seen.add(text.lower())
+            if is_grounded(text, turn.text, context_text):
+                claim_texts.append(text)
+            else:
+                skipped.append(SkippedSpan(text=text, reason=SkipReason.UNGROUNDED))
+    # A factual sentence whose words mostly made it into no claim is checked whole.
+    covered = content_words(" ".join(claim_texts))
+    for sentence in factual:
+        if coverage(content_words(sentence), covered) < 0.5:
+            claim_texts.append(sentence)
+
+    return claimset_for(turn, context, claim_texts, skipped, (clock.stop(),))
+
+
+def claimset_for(
+    turn: Turn,
+    context: Sequence[ContextLine],
+    claim_texts: Sequence[str],
+    skipped: Sequence[SkippedSpan] = (),
+    timings: tuple[StageTiming, ...] = (),
+    id_suffix: str = "",
+) -> ClaimSet:
+    """The claim set of a turn, with ids derived from (conversation, turn, claim index)."""
+    claims = tuple(
+        Claim(
+            claim_id=ids.claim_id(turn.conversation_id, turn.turn_id, i, id_suffix),
+            index=i,
+            text=truncate(t, 1000),
+        )
+        for i, t in enumerate(claim_texts[:MAX_CLAIMS])
+    )
+    return ClaimSet(
+        claimset_id=ids.claimset_id(turn.conversation_id, turn.turn_id, id_suffix),
+        conversation_id=turn.conversation_id,
+        turn_id=turn.turn_id,
+        bot=turn.bot,
+        turn_text=turn.text,
+        turn_timestamp=turn.timestamp,
+        claim_date=turn.claim_date,
+        context=tuple(context[-CONTEXT_TURNS:]),
+        claims=claims,
+        skipped=tuple(skipped[:64]),
+        timings=timings,
+    )

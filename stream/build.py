@@ -1,0 +1,38 @@
+"""Building the pipeline from settings: the one place the worker and every command get their stages from."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from agents.errors import InputError
+from agents.model.runner import ModelRunner
+from agents.scoring.calibration import DEFAULT_PATH, VerifyCalibration
+from agents.scoring.selective import DEFAULT_PATH as SELECTIVE_PATH
+from agents.scoring.selective import SelectiveModel
+from agents.stages.pipeline import Pipeline, Prompts
+from stream.settings import Settings
+
+
+def selective_model(settings: Settings) -> SelectiveModel | None:
+    """The selective-verdict model with the threshold the settings ask for; None never abstains."""
+    for name, value in (("ABSTAIN_COVERAGE", settings.abstain_coverage), ("ABSTAIN_PRECISION", settings.abstain_precision),
+                        ("ABSTAIN_THRESHOLD", settings.abstain_threshold)):
+        if value is not None and not 0 <= value <= 1:
+            raise InputError(f"HALLUWATCH_{name}={value} is out of range: give a number from 0 to 1")
+    if settings.abstain_threshold == 0:
+        return None  # a zero threshold never abstains: no calibration file needed
+    model = SelectiveModel.load(settings.selective_path or SELECTIVE_PATH)
+    if settings.abstain_threshold is not None:
+        return dataclasses.replace(model, threshold=settings.abstain_threshold)
+    return model.with_target(settings.abstain_coverage, settings.abstain_precision)
+
+
+def build_pipeline(settings: Settings, model: ModelRunner | None = None) -> Pipeline:
+    calibration = VerifyCalibration.load(settings.calibration_path or DEFAULT_PATH)
+    return Pipeline(
+        model=model or ModelRunner(settings.model),
+        prompts=Prompts.load(),
+        calibration=calibration,
+        max_rounds=settings.max_rounds,
+        selective=selective_model(settings),
+    )

@@ -1,0 +1,98 @@
+import pytest
+
+from agents.evidence.passages import assemble_evidence
+from agents.model.prompting import PromptTemplate
+from agents.stages.justify import apply_corrections, justify, score_fingract
+from schemas import Citation, ErrorFix, Label, TurnVerdict
+from tests.support.records import claim_verdict, claimset, passage
+
+EVIDENCE = [passage("The Eiffel Tower is in Paris, France. It was completed in 1889.")]
+CITE = Citation(passage_id="p1", url="https://example.org/a", title="t", published_at="2023-05-01")
+
+
+def fix(correction: str, citations: tuple[Citation, ...] = (CITE,)) -> ErrorFix:
+    return ErrorFix(claim_id="claim-0", claim_text="The Eiffel Tower is in Berlin.", label=Label.FALSE,
+                    correction=correction, citations=citations)
+
+
+@pytest.mark.parametrize(
+    ("the_fix", "expected"),
+    [
+        (fix("The Eiffel Tower is in Paris."), (2, 2, 3, 7, True)),  # named, corrected from the evidence, cited
+        (fix("The Eiffel Tower is in Rome."), (2, 0, 2, 4, True)),  # correction not in the evidence
+        (fix("The Eiffel Tower is in Berlin, France."), (2, 0, 2, 4, True)),  # adds a fact, keeps the wrong one
+        (fix("The Eiffel Tower is in Paris.", ()), (2, 0, 0, 2, False)),  # uncited: nothing backs the new words
+        (fix(""), (2, 0, 2, 4, True)),  # no correction at all
+        (fix("The Eiffel Tower is in Paris.", (Citation("p1", "ftp://x", "t", None),)), (2, 2, 0, 4, True)),
+    ],
+)
+def test_fingract_arithmetic(the_fix: ErrorFix, expected: tuple[int, int, int, int, bool]) -> None:
+    justification = "False: 'The Eiffel Tower is in Berlin.'"
+    score, feedback = score_fingract(justification, [the_fix], [], EVIDENCE)
+    got = (score.error_detection, score.correction, score.links, score.total, score.acceptable)
+    assert got == expected
+    assert score.total == score.error_detection + score.correction + score.links
+    assert (feedback == "") == (score.total == 7)
+
+
+def test_unnamed_error_loses_detection_points() -> None:
+    score, feedback = score_fingract("nothing here", [fix("The Eiffel Tower is in Paris.")], [], EVIDENCE)
+    assert score.error_detection == 0
+    assert "name the error" in feedback
+
+
+def test_apply_corrections_replaces_the_wrong_span() -> None:
+    turn = "The Eiffel Tower is in Berlin and was finished in 1889."
+    assert apply_corrections(turn, [fix("The Eiffel Tower is in Paris.")]) == (
+        "The Eiffel Tower is in Paris and was finished in 1889."
+    )
+    odd = ErrorFix("c", "Totally different wording.", Label.FALSE, "A new sentence.", ())
+    assert apply_corrections(turn, [odd]).endswith("[Correction: A new sentence.]")
+
+
+async def test_true_turn_gets_no_correction(scripted) -> None:
+    runner, backend = scripted({})
+    evidence = assemble_evidence(claimset("The Eiffel Tower is in Paris."), EVIDENCE)
+    verdict = TurnVerdict("v", evidence, (claim_verdict(0, "The Eiffel Tower is in Paris.", Label.TRUE),), Label.TRUE)
+    assert await justify(verdict, runner, PromptTemplate.load("justify")) is None
+    assert backend.prompts == []
+
+
+async def test_revision_loop_stops_at_max_rounds_and_keeps_every_round(scripted) -> None:
+    # The scripted model keeps proposing a correction the evidence does not support.
+    runner, backend = scripted({"justify": '{"corrected":"The Eiffel Tower is in Rome.","evidence":1}'})
+    claim = "The Eiffel Tower is in Berlin."
+    # Evidence that does not restate the claim, so there is no sentence of its own to fall back on.
+    evidence = assemble_evidence(claimset(claim), [passage("The Eiffel Tower was completed in 1889 for a fair.")])
+    verdict = TurnVerdict("v", evidence, (claim_verdict(0, claim, Label.FALSE),), Label.FALSE)
+    correction = await justify(verdict, runner, PromptTemplate.load("justify"), max_rounds=2)
+    assert correction is not None
+    assert [r.round for r in correction.rounds] == [0, 1, 2]
+    assert "Reviewer:" in backend.prompts[1].variable  # feedback reaches the revision
+    assert correction.score.correction == 0
+
+
+async def test_good_correction_is_accepted_in_one_round(scripted) -> None:
+    runner, _ = scripted({"justify": '{"corrected":"The Eiffel Tower is in Paris.","evidence":1}'})
+    claim = "The Eiffel Tower is in Berlin."
+    evidence = assemble_evidence(claimset(claim, turn_text="The Eiffel Tower is in Berlin and opened in 1889."), EVIDENCE)
+    verdict = TurnVerdict("v", evidence, (claim_verdict(0, claim, Label.FALSE),), Label.FALSE)
+    correction = await justify(verdict, runner, PromptTemplate.load("justify"))
+    assert correction is not None and len(correction.rounds) == 1
+    assert correction.score.total == 7
+    assert correction.corrected_text == "The Eiffel Tower is in Paris and opened in 1889."
+    assert correction.errors[0].citations[0].url == "https://example.org/a"
+    assert "2023-05-01" in correction.justification
+
+
+async def test_a_rewrite_that_keeps_the_contradicted_value_gives_way_to_the_evidence_sentence(scripted) -> None:
+    # The small model added the date but kept Aldrin; the passage's own clause is the fix.
+    runner, _ = scripted({"justify": '{"corrected":"Buzz Aldrin was the first person to walk on the Moon, on 20 July 1969.","evidence":1}'})
+    claim = "Buzz Aldrin was the first person to walk on the Moon."
+    moon = passage("Neil Armstrong was the first person to walk on the Moon, on 20 July 1969; Buzz Aldrin followed him.")
+    evidence = assemble_evidence(claimset(claim), [moon])
+    verdict = TurnVerdict("v", evidence, (claim_verdict(0, claim, Label.FALSE),), Label.FALSE)
+    correction = await justify(verdict, runner, PromptTemplate.load("justify"))
+    assert correction is not None and len(correction.rounds) == 1 and correction.score.total == 7
+    assert correction.errors[0].correction == "Neil Armstrong was the first person to walk on the Moon, on 20 July 1969"
+    assert correction.errors[0].citations[0].passage_id == moon.passage_id

@@ -1,0 +1,190 @@
+import itertools
+
+import pytest
+
+from agents.evidence.passages import assemble_evidence
+from agents.model.backend import TokenScore
+from agents.scoring.calibration import VerifyCalibration
+from agents.scoring.selective import SelectiveModel
+from agents.scoring.signals import claim_signals, value_swap
+from agents.stages.verify import (
+    UNIFORM,
+    Judgement,
+    ModelVerdict,
+    VerifyPrompts,
+    aggregate,
+    decide,
+    evidence_fit,
+    verify,
+)
+from schemas import ClaimSufficiency, EvidenceFit, Label, LabelScores, Sufficiency
+
+NEUTRAL = EvidenceFit(mean_logprob=-1.0, min_logprob=-1.0, contradiction=0.0, weakest="")
+SUFFICIENT = '{"checks":[{"label":"sufficient","why":"[1] covers it"},{"label":"sufficient","why":"[1] covers it"}]}'
+
+from tests.support.records import claimset, passage
+
+
+@pytest.mark.parametrize("labels", list(itertools.product(list(Label), repeat=3)) + [()])
+def test_algorithm_1_on_every_combination(labels: tuple[Label, ...]) -> None:
+    if Label.FALSE in labels:
+        expected = Label.FALSE
+    elif Label.UNVERIFIABLE in labels:
+        expected = Label.UNVERIFIABLE
+    else:
+        expected = Label.TRUE
+    assert aggregate(labels) is expected
+
+
+def test_conflicting_number_and_name_are_flagged() -> None:
+    evidence = [passage("The Eiffel Tower stands in Paris, France, and was completed in 1889.")]
+    numbers = claim_signals("The Eiffel Tower was completed in 1899.", evidence)
+    assert "number(s) 1899 not in the evidence" in numbers.notes
+    names = claim_signals("The Eiffel Tower stands in Berlin.", evidence)
+    assert any("berlin" in note for note in names.notes)
+    agreeing = claim_signals("The Eiffel Tower was completed in 1889.", evidence)
+    assert "number(s) 1889 found in the evidence" in agreeing.notes
+    assert agreeing.best_passage == 0
+
+
+def test_value_swap_pairs_a_changed_name_or_number_with_the_evidence_sentence() -> None:
+    evidence = [
+        passage("Where does the Amazon end? The Amazon River discharges into the Atlantic Ocean.", "p1"),
+        passage("At sea level, pure water boils at 100 degrees Celsius.", "p2"),
+        passage("In 2020 the height of Mount Everest was set at 8,848.86 metres.", "p3"),
+    ]
+    ocean = value_swap("The Amazon River flows into the Pacific Ocean.", evidence)
+    assert ocean is not None and (ocean.passage, ocean.claimed, ocean.stated) == (0, ("pacific",), ("atlantic",))
+    boiling = value_swap("Water boils at 90 degrees Celsius at sea level.", evidence)
+    assert boiling is not None and (boiling.claimed, boiling.stated) == (("90",), ("100",))
+    assert "[2] says 100 where the claim says 90" in claim_signals("Water boils at 90 degrees Celsius at sea level.", evidence).notes
+    # Agreeing claims, a rounded number and an unrelated claim are no swap.
+    assert value_swap("The Amazon River flows into the Atlantic Ocean.", evidence) is None
+    assert value_swap("Mount Everest is 8,849 metres high.", evidence) is None
+    assert value_swap("Berlin is the capital of Germany.", evidence) is None
+    # A clause after a semicolon is a statement of its own: the first clause names someone else.
+    order = [passage("Roald Amundsen was the first to reach the South Pole, in 1911; Robert Scott came later.")]
+    swap = value_swap("Robert Scott was the first to reach the South Pole, in 1911.", order)
+    assert swap is not None and swap.claimed == ("scott",) and "amundsen" in swap.stated
+    # A question restating the claim is not evidence against it.
+    assert value_swap("The Amazon River ends in the Pacific.", [passage("Does the Amazon River end in the Atlantic?")]) is None
+
+
+def test_value_swap_pairs_only_values_that_could_stand_for_each_other() -> None:
+    moon = [passage("Neil Armstrong was the first person to walk on the Moon, on 20 July 1969; Buzz Aldrin followed him.")]
+    swap = value_swap("Buzz Aldrin was the first person to walk on the Moon.", moon)
+    # A month is a date, not a stand-in for a person (and a sentence's first word is no name).
+    assert swap is not None and swap.claimed == ("aldrin",) and swap.stated == ("armstrong",)
+    # A spelling or form of the same name is no swap.
+    wto = [passage("Okonjo-Iweala was appointed to lead the World Trade Organization by its African members.")]
+    assert value_swap("Okonjo-Iweala was appointed to lead the World Trade Organisation by its Africa members.", wto) is None
+    # Years pair with years and quantities with quantities: 7 million is not a year.
+    census = [passage("Nigeria's urban population at independence in 1960 was about 7 million people.")]
+    assert value_swap("Nigeria's urban population at independence was about 7 million people in 1963.", census).stated == ("1960",)
+    assert value_swap("Nigeria's urban population at independence was about 9 million people.", census).stated == ("7",)
+    jobs = [passage("A total of 1,927 acts of clemency were granted.")]
+    assert value_swap("A total of 578 acts of clemency were granted.", jobs).claimed == ("578",)
+    # Headline capitals mark words, not names; a sentence differing in three names says something else.
+    assert value_swap("Wildfires Do Not Affect Mexico And Canada", [passage("Wildfires in Canada affect British Columbia.")]) is None
+    other = [passage("In 2019 Ford, Chrysler and Nissan opened plants in Ohio.")]
+    assert value_swap("In 2019 Toyota, Honda and Tesla opened plants in Ohio.", other) is None
+
+
+def test_decide_uses_calibration_and_keeps_model_scores() -> None:
+    evidence = assemble_evidence(claimset("A is in B.", "C was built in 1900."), [passage("A is in B. C was built in 1900.")])
+    model = LabelScores(true=0.6, false=0.3, unverifiable=0.1)
+    judged = [Judgement(ModelVerdict(Label.TRUE, "[1] says so"), model, NEUTRAL),
+              Judgement(ModelVerdict(Label.FALSE, "no"), UNIFORM, NEUTRAL)]
+    verdict = decide(evidence, judged, VerifyCalibration.identity())
+    first, second = verdict.claim_verdicts
+    assert first.label is Label.TRUE and first.model_scores == model
+    assert first.scores.best() is Label.TRUE
+    assert first.cited_passages == ("p1",)
+    assert verdict.label is aggregate([v.label for v in verdict.claim_verdicts])
+
+
+async def test_verify_asks_once_per_turn_with_dated_evidence(scripted) -> None:
+    runner, backend = scripted(
+        {"verify": '{"verdicts":[{"label":"false","why":"[1] says Paris"},{"label":"true","why":"ok"}]}',
+         "sufficiency": SUFFICIENT},
+        # Content-free "N/A" claims get even scores: no position bias to divide out.
+        label_scores={"verify": lambda p: [UNIFORM] * 2 if "N/A" in p.variable else
+                      [LabelScores(0.1, 0.8, 0.1), LabelScores(0.7, 0.2, 0.1)]},
+    )
+    evidence = assemble_evidence(
+        claimset("X is in Berlin.", "X opened in 1889."),
+        [passage("X is in Paris. X opened in 1889.", "p2", "2020-01-01"), passage("Old note on X.", "p1", "1990-05-05")],
+    )
+    prompts = VerifyPrompts.load()
+    verdict = await verify(evidence, runner, prompts, VerifyCalibration.identity())
+    # One sufficiency call and one verify call; the content-free call that measures the position bias
+    # for two claims comes once per model and prompts (one worker's pipeline) and is remembered.
+    assert [p.family for p in backend.prompts] == ["sufficiency", "verify", "verify"]
+    assert "N/A" in backend.prompts[2].variable and "N/A" not in backend.prompts[1].variable
+    await verify(evidence, runner, prompts, VerifyCalibration.identity())
+    assert len(backend.prompts) == 5
+    variable = backend.prompts[1].variable
+    assert backend.prompts[1].scored == (" X is in Berlin.", " X opened in 1889.")
+    assert variable.index("1990-05-05") < variable.index("2020-01-01"), "evidence must be oldest first"
+    assert [v.label for v in verdict.claim_verdicts] == [Label.FALSE, Label.TRUE]
+    assert verdict.label is Label.FALSE
+    assert [t.stage for t in verdict.timings] == ["sufficiency", "verify"]
+    assert all(v.sufficiency and v.sufficiency.label is Sufficiency.SUFFICIENT for v in verdict.claim_verdicts)
+
+
+async def test_no_evidence_means_closed_book(scripted) -> None:
+    runner, backend = scripted({"verify_closed_book": '{"verdicts":[{"label":"true","why":"known"}]}'})
+    evidence = assemble_evidence(claimset("Paris is in France."), [])
+    verdict = await verify(evidence, runner, VerifyPrompts.load(), VerifyCalibration.identity())
+    assert [p.family for p in backend.prompts] == ["verify_closed_book"] * 2, "no sufficiency call without evidence"
+    assert verdict.claim_verdicts[0].closed_book
+    assert verdict.claim_verdicts[0].sufficiency.label is Sufficiency.INSUFFICIENT
+    assert evidence.note == "no evidence found"
+
+
+def test_evidence_fit_finds_the_swapped_word() -> None:
+    tokens = [TokenScore(" The", -4.0, -1.0), TokenScore(" tower", -0.1, -3.0), TokenScore(" is", -0.5, -2.0),
+              TokenScore(" in", -0.4, -5.0), TokenScore(" Berlin", -9.0, -2.5), TokenScore(".", -6.0, -0.1)]
+    fit = evidence_fit(tokens)
+    # The first token and punctuation do not count; Berlin is the weakest and Paris (-2.5) beats it by 6.5.
+    assert fit.weakest == "Berlin"
+    assert fit.min_logprob == -9.0
+    assert fit.mean_logprob == round((-0.1 - 0.5 - 0.4 - 9.0) / 4, 4)
+    assert fit.contradiction == 6.5
+    assert evidence_fit([]).contradiction == 0.0
+
+
+def _selective(threshold: float) -> SelectiveModel:
+    # Only the sufficiency probability matters here: score = sigmoid(10 * (sufficiency - 0.5)).
+    features = ("sufficiency", "confidence", "evidence_fit", "log_passages", "recent", "log_claim_words")
+    return SelectiveModel(features=features, weights=(10.0, 0, 0, 0, 0, 0), bias=-5.0, threshold=threshold)
+
+
+def test_selective_model_abstains_below_threshold_and_keeps_what_it_would_have_said() -> None:
+    cs = claimset("A is in B.", "C was built in 1900.")
+    evidence = assemble_evidence(cs, [passage("A is in B. C was built in 1900.")])
+    false = LabelScores(true=0.1, false=0.8, unverifiable=0.1)
+    judged = [Judgement(ModelVerdict(Label.FALSE, "no"), false, NEUTRAL)] * 2
+    checks = [ClaimSufficiency(cs.claims[0].claim_id, Sufficiency.SUFFICIENT, 0.9, "covered"),
+              ClaimSufficiency(cs.claims[1].claim_id, Sufficiency.INSUFFICIENT, 0.1, "not covered")]
+    verdict = decide(evidence, judged, VerifyCalibration.identity(), checks, _selective(0.5))
+    kept, abstained = verdict.claim_verdicts
+    assert kept.label is Label.FALSE and not kept.abstained and kept.selective_score > 0.9
+    assert abstained.label is Label.UNVERIFIABLE and abstained.abstained
+    assert abstained.abstained_from is Label.FALSE and abstained.selective_score < 0.1
+    assert verdict.label is Label.FALSE
+    # With both abstaining, nothing false is left: no alert for this turn.
+    both = decide(evidence, judged, VerifyCalibration.identity(), checks, _selective(0.99))
+    assert both.label is Label.UNVERIFIABLE
+
+
+def test_position_bias_is_divided_out() -> None:
+    # At the second position the model says "false" to anything (prior 0.9); a 0.9 there is no news.
+    first = LabelScores(true=0.6, false=0.2, unverifiable=0.2)
+    second = LabelScores(true=0.05, false=0.9, unverifiable=0.05)
+    judgement = Judgement(ModelVerdict(Label.FALSE, "x"), second, NEUTRAL, prior=second, first_prior=first)
+    assert judgement.debiased() == pytest.approx(first)
+    leaning_true = Judgement(ModelVerdict(Label.FALSE, "x"), LabelScores(0.1, 0.8, 0.1), NEUTRAL, prior=second, first_prior=first)
+    assert leaning_true.debiased().best() is Label.TRUE
+    # Without priors (a first claim, or an old record) the scores pass through.
+    assert Judgement(ModelVerdict(Label.TRUE, "x"), first, NEUTRAL).debiased() == first
