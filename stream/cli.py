@@ -48,8 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluate = sub.add_parser("eval", help="evaluate on a benchmark file")
     evaluate.add_argument(
-        "dataset", choices=("averitec", "diahalu", "atomic"),
-        help="atomic: labelled single-fact claims made from an AVeriTeC file's answers (see agents/atomic_claims.py)",
+        "dataset", choices=("averitec", "diahalu", "atomic", "halueval"),
+        help="atomic: labelled single-fact claims made from an AVeriTeC file's answers"
+        " (see agents/evaluation/atomic_claims.py); halueval: HaluEval QA or dialogue rows, two turns each",
     )
     evaluate.add_argument("file", type=Path)
     evaluate.add_argument("--limit", type=int, help="only the first N rows")

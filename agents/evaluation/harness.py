@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from agents.errors import InputError, ModelError
-from agents.evaluation.datasets import ClaimCase, DialogueCase
+from agents.evaluation.datasets import ClaimCase, DialogueCase, GroundedCase
 from agents.evaluation.metrics import Metrics, classification_metrics, deciding_verdict, percentile
 from agents.evidence.passages import assemble_evidence
 from agents.scoring.calibration import VerifyCalibration, cross_validated_fit, with_swap_rate
@@ -242,6 +242,31 @@ async def evaluate_diahalu(cases: Sequence[DialogueCase], pipeline: Pipeline, sh
     return run
 
 
+def grounded_prediction(label: Label) -> DialogueLabel:
+    """A knowledge-grounded turn is a hallucination when its verdict is not true: with the knowledge given,
+    an answer it does not support (unverifiable) is as ungrounded as one it contradicts (false)."""
+    return DialogueLabel.of(label is not Label.TRUE)
+
+
+async def evaluate_halueval(cases: Sequence[GroundedCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
+    """HaluEval turns: each answer after its question (or dialogue history), with the knowledge as evidence."""
+    run = EvalRun(dataset="halueval", labels=tuple(DialogueLabel), calibration=pipeline.calibration.source)
+    progress = Progress(len(cases), "halueval") if show_progress else None
+    started = time.perf_counter()
+    for case in cases:
+        result = CaseResult(case_id=case.case_id, position=case.row, gold=DialogueLabel.of(case.hallucination))
+        try:
+            predicted, alone = await _check_turn(pipeline, run, result, case.turn, case.context, case.passages)
+            result.predicted, result.model_alone = grounded_prediction(predicted), grounded_prediction(alone)
+        except ModelError as exc:
+            _failed(run, result, exc)
+        run.cases.append(result)
+        if progress:
+            progress.step()
+    run.seconds = time.perf_counter() - started
+    return run
+
+
 def save_judgements(run: EvalRun, path: Path) -> None:
     """Write what the model said on every row, so calibrations can be refitted without the model."""
     data = {"dataset": run.dataset, "labels": run.labels, "seconds": run.seconds, "errors": run.errors, "cases": run.cases}
@@ -289,12 +314,8 @@ def selective_rows(run: EvalRun, calibration: VerifyCalibration) -> list[Selecti
             continue  # nothing was claimed: nothing to abstain on
         turn = next(t for t, verdict in zip(case.judged, verdicts) if deciding in verdict.claim_verdicts)
         labels = [verdict.label for verdict in verdicts]
-        if run.dataset == "diahalu":
-            predicted, flagged = DialogueLabel.of(Label.FALSE in labels), Label.FALSE in labels
-            gold_false = case.gold == DialogueLabel.HALLUCINATION
-        else:
-            predicted, flagged = labels[0].value, labels[0] is Label.FALSE
-            gold_false = case.gold == Label.FALSE.value
+        predicted, flagged = case_prediction(run.dataset, labels), Label.FALSE in labels
+        gold_false = case.gold in (DialogueLabel.HALLUCINATION, Label.FALSE.value)
         check = deciding.sufficiency
         features = selective_features(
             check, deciding.confidence, deciding.fit, turn.evidence.passages, turn.evidence.claimset.claim_date,
@@ -304,20 +325,30 @@ def selective_rows(run: EvalRun, calibration: VerifyCalibration) -> list[Selecti
     return rows
 
 
+def case_prediction(dataset: str, labels: Sequence[Label]) -> str:
+    """A case's predicted label from the verdicts of its turns, in the dataset's own vocabulary."""
+    if dataset == "diahalu":
+        return DialogueLabel.of(Label.FALSE in labels)
+    if dataset == "halueval":
+        return grounded_prediction(labels[0])
+    return labels[0].value
+
+
 def redecide(run: EvalRun, calibration: VerifyCalibration) -> None:
     """Recompute the pipeline's labels under another calibration, from the recorded judgements."""
     for case in run.cases:
         if case.predicted == FAILED:
             continue
         labels = [decide(t.evidence, t.judgements, calibration, t.sufficiency).label for t in case.judged]
-        if run.dataset == "diahalu":
-            case.predicted = DialogueLabel.of(Label.FALSE in labels)
-        else:
-            case.predicted = labels[0].value
+        case.predicted = case_prediction(run.dataset, labels)
     run.calibration = calibration.source
 
 
 CLAIM_LEVEL = ("averitec", "atomic")  # datasets whose gold labels are per claim: the ones a calibration is fitted on
+# Datasets whose rows are split even (fit) / odd (held-out), so a held-out figure is reported.
+SPLIT_ROWS = CLAIM_LEVEL + ("halueval",)
+# Figures published on HaluEval's dialogue set (accuracy), as reference points: not measured here.
+HALUEVAL_REFERENCES = (("ChatGPT (HaluEval paper)", 0.738), ("CAAFC, Gemma 3 27B", 0.770))
 
 
 def fit_calibration(runs: Sequence[EvalRun], source: str) -> VerifyCalibration:
@@ -382,7 +413,7 @@ def build_report(run: EvalRun, selective: SelectiveFit | None = None, calibratio
         majority=classification_metrics(gold, [majority_label] * len(gold), run.labels),
         majority_label=majority_label,
         held_out=classification_metrics([c.gold for c in held], [c.predicted for c in held], run.labels)
-        if run.dataset in CLAIM_LEVEL and held
+        if run.dataset in SPLIT_ROWS and held
         else None,
         stage_seconds=stage_seconds,
         model_seconds=sum(t.model_seconds for items in run.timings.values() for t in items),
@@ -418,6 +449,10 @@ def format_report(report: Report) -> str:
         rows.insert(1, (f"pipeline, held-out {report.held_out.n}", report.held_out))
     for name, m in rows:
         lines.append(f"{name:<28}{m.accuracy:>9.3f}{m.macro_f1:>10.3f}")
+    if report.dataset == "halueval":
+        lines.append("reported elsewhere on HaluEval dialogue (accuracy):")
+        lines += [f"  {name:<26}{accuracy:>9.3f}" for name, accuracy in HALUEVAL_REFERENCES]
+        lines.append("a turn counts as a hallucination when its verdict is not true (false or unverifiable)")
     lines += ["", "pipeline per class:", f"{'label':<16}{'P':>7}{'R':>7}{'F1':>7}{'n':>6}"]
     for label, c in report.pipeline.per_class.items():
         lines.append(f"{label:<16}{c.precision:>7.3f}{c.recall:>7.3f}{c.f1:>7.3f}{c.support:>6}")

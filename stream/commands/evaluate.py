@@ -6,7 +6,7 @@ import argparse
 
 from agents.errors import InputError
 from agents.evaluation.atomic_claims import read_atomic
-from agents.evaluation.datasets import read_averitec, read_diahalu
+from agents.evaluation.datasets import read_averitec, read_diahalu, read_halueval
 from agents.evaluation.harness import (
     CLAIM_LEVEL,
     EvalRun,
@@ -14,6 +14,7 @@ from agents.evaluation.harness import (
     evaluate_atomic,
     evaluate_averitec,
     evaluate_diahalu,
+    evaluate_halueval,
     fit_calibration,
     format_report,
     load_judgements,
@@ -35,6 +36,8 @@ async def run_stages(args: argparse.Namespace, pipeline: Pipeline) -> EvalRun:
             return await evaluate_averitec(read_averitec(args.file, args.limit), pipeline, not args.quiet)
         if args.dataset == "atomic":
             return await evaluate_atomic(read_atomic(args.file, args.limit), pipeline, not args.quiet)
+        if args.dataset == "halueval":
+            return await evaluate_halueval(read_halueval(args.file, args.limit), pipeline, not args.quiet)
         return await evaluate_diahalu(read_diahalu(args.file, args.limit), pipeline, not args.quiet)
     finally:
         await pipeline.model.aclose()

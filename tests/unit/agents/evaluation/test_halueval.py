@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from agents.errors import InputError
+from agents.evaluation.datasets import parse_dialogue_history, read_halueval
+from agents.evaluation.harness import build_report, evaluate_halueval, format_report
+from agents.model.backend import Prompt
+from agents.scoring.calibration import VerifyCalibration
+from agents.stages.pipeline import Pipeline, Prompts
+from schemas import LabelScores, Role
+from tests.conftest import SHARED_DATA
+
+QA = {"id": "q1", "knowledge": "Arthur's Magazine was started in 1844. First for Women was started in 1989.",
+      "question": "Which magazine was started first, Arthur's Magazine or First for Women?",
+      "right_answer": "Arthur's Magazine", "hallucinated_answer": "First for Women"}
+DIALOGUE = {"knowledge": "Iron Man is directed by Jon Favreau.",
+            "dialogue_history": "[Human]: Do you like Iron Man? [Assistant]: Sure do! [Human]: Who directed it?",
+            "right_response": "Jon Favreau directed it.", "hallucinated_response": "Steven Spielberg directed it."}
+
+
+def write(tmp_path: Path, *rows: dict) -> Path:
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps(r) for r in rows))
+    return path
+
+
+def test_each_row_gives_a_factual_and_a_hallucinated_turn_on_one_side_of_the_split(tmp_path: Path) -> None:
+    cases = read_halueval(write(tmp_path, QA, DIALOGUE))
+    assert [(c.case_id, c.row, c.hallucination) for c in cases] == [
+        ("q1/factual", 0, False), ("q1/hallucination", 0, True),
+        ("halueval-2/factual", 1, False), ("halueval-2/hallucination", 1, True)]
+    qa = cases[1]
+    assert qa.turn.text == "First for Women" and qa.turn.role is Role.ASSISTANT
+    assert [(c.role, c.text) for c in qa.context] == [(Role.USER, QA["question"])]
+    assert qa.passages[0].text == QA["knowledge"]
+    assert [c.role for c in cases[2].context] == [Role.USER, Role.ASSISTANT, Role.USER]
+
+
+def test_dialogue_history_markers_become_roles() -> None:
+    lines = parse_dialogue_history("[Human]: hi there [Assistant]: hello! [Human]: who won?")
+    assert [(l.role, l.text) for l in lines] == [(Role.USER, "hi there"), (Role.ASSISTANT, "hello!"), (Role.USER, "who won?")]
+
+
+def test_a_row_of_neither_kind_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"rows.jsonl:1: not a HaluEval row \(missing 'knowledge'\)"):
+        read_halueval(write(tmp_path, {"question": "q"}))
+
+
+async def test_a_turn_is_a_hallucination_unless_verified_true(scripted, tmp_path: Path) -> None:
+    # The script calls the right answer true and the hallucinated one unverifiable: both come out right.
+    def right(p: Prompt) -> bool:
+        return "Arthur's Magazine was started first." in p.variable
+
+    runner, _ = scripted(
+        {"segment": lambda p: '{"claims":["%s was started first."]}' % ("Arthur's Magazine" if "Reply: Arthur" in p.variable
+                                                                          else "First for Women"),
+         "sufficiency": '{"checks":[{"label":"sufficient","why":"dates"}]}',
+         "verify": lambda p: '{"verdicts":[{"label":"%s","why":"x"}]}' % ("true" if right(p) else "unverifiable"),
+         "justify": '{"errors":[],"corrected_text":"x"}'},
+        label_scores={"verify": lambda p: [LabelScores(0.8, 0.1, 0.1) if right(p) else LabelScores(0.1, 0.1, 0.8)]},
+    )
+    pipeline = Pipeline(runner, Prompts.load(), VerifyCalibration.identity(), max_rounds=1)
+    run = await evaluate_halueval(read_halueval(write(tmp_path, QA)), pipeline, show_progress=False)
+    assert [(c.gold, c.predicted) for c in run.cases] == [("factual", "factual"), ("hallucination", "hallucination")]
+    text = format_report(build_report(run))
+    assert "CAAFC, Gemma 3 27B" in text and "0.770" in text and "not true" in text
+
+
+@pytest.mark.skipif(not SHARED_DATA.exists(), reason="../shared/data is not beside the checkout")
+def test_the_public_halueval_file_reads() -> None:
+    cases = read_halueval(SHARED_DATA / "halueval-qa" / "dev-public.jsonl")
+    assert len(cases) == 500 and sum(c.hallucination for c in cases) == 250
+    assert {c.row for c in cases} == set(range(250))
