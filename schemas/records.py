@@ -51,6 +51,8 @@ class SkipReason(StrEnum):
     OPINION = "opinion"
     NO_FACT = "no_fact"
     UNGROUNDED = "ungrounded"  # the segmenter proposed a claim the turn does not make
+    HEDGE = "hedge"  # the assistant says it is unsure ("I'm not sure", "maybe")
+    USER_TEXT = "user_text"  # the segmenter proposed the user's words as the assistant's claim
 
 
 class Severity(StrEnum):

@@ -1,12 +1,16 @@
 """Stage 1, segment: all atomic, self-contained claims of an assistant turn.
 
-Cheap rules first: sentences that are questions, greetings or opinions make
-no checkable claim and are recorded as skipped with the reason, without a
-model call. The model then splits the remaining sentences into atomic claims,
-resolving references from the dialogue context. A proposed claim whose words
-are not in the turn or its context is dropped as "ungrounded" (the segmenter
+Cheap rules first: sentences that are questions, greetings, opinions or
+hedges make no checkable claim and are recorded as skipped with the reason,
+without a model call. A reply that is only a short answer to the user's
+question becomes one claim together with the question, also without a model
+call. Otherwise the model splits the remaining sentences into atomic claims.
+A proposed claim that is a question, repeats the user's words, or whose words
+are not in the turn or its context is skipped with the reason (the segmenter
 must not invent facts to check); a factual sentence the model returns no
-grounded claim for is checked whole rather than silently ignored.
+grounded claim for is checked whole rather than silently ignored. Last, the
+rules of :mod:`agents.stages.standalone` resolve leading pronouns and drop
+near-duplicates.
 """
 
 from __future__ import annotations
@@ -18,6 +22,14 @@ from dataclasses import dataclass, field
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
+from agents.stages.standalone import (
+    drop_duplicates,
+    is_bare_answer,
+    is_user_text,
+    last_question,
+    resolve_pronoun,
+    with_question,
+)
 from agents.text import content_words, coverage, sentences, truncate
 from schemas import Claim, ClaimSet, ContextLine, SkippedSpan, SkipReason, StageTiming, Turn, ids
 from schemas.records import MAX_CLAIMS
@@ -26,6 +38,11 @@ _GREETING = re.compile(
     r"^(hi|hello|hey|good (morning|afternoon|evening)|thanks?( you)?|thank you|you're welcome|"
     r"bye|goodbye|see you|nice to meet you|glad to help|happy to help|sure|of course|okay|ok|great|you are welcome|"
     r"have a (nice|great|good|wonderful|lovely|safe)|enjoy|good luck|take care|cheers)\b",
+    re.IGNORECASE,
+)
+_HEDGE = re.compile(
+    r"^(i'?m not (sure|certain)|i am not (sure|certain)|i (don'?t|do not) (know|remember|recall)|not sure|"
+    r"i (can'?t|cannot) (say|tell|remember)|maybe|perhaps|possibly|it might|it may|i'?m afraid i)\b",
     re.IGNORECASE,
 )
 _OPINION = re.compile(
@@ -58,6 +75,8 @@ def classify_sentence(sentence: str) -> SkipReason | None:
         return SkipReason.GREETING
     if _OPINION.match(stripped):
         return SkipReason.OPINION
+    if _HEDGE.match(stripped):
+        return SkipReason.HEDGE
     if not content_words(stripped):
         return SkipReason.NO_FACT
     return None
@@ -108,6 +127,12 @@ async def segment(
         else:
             skipped.append(SkippedSpan(text=sentence, reason=reason))
 
+    question = last_question(context)
+    if factual and question is not None and is_bare_answer(" ".join(factual), question):
+        # A bare answer says nothing on its own; with its question it is one checkable claim (no model call).
+        claims = [with_question(question, " ".join(factual))]
+        return claimset_for(turn, context, claims, skipped, (clock.stop(),))
+
     claim_texts: list[str] = []
     seen: set[str] = set()
     context_text = render_context(context)
@@ -119,7 +144,11 @@ async def segment(
             if not text or text.lower() in seen:
                 continue
             seen.add(text.lower())
-            if is_grounded(text, turn.text, context_text):
+            if text.endswith("?"):
+                skipped.append(SkippedSpan(text=text, reason=SkipReason.QUESTION))
+            elif is_user_text(text, turn.text, context):
+                skipped.append(SkippedSpan(text=text, reason=SkipReason.USER_TEXT))
+            elif is_grounded(text, turn.text, context_text):
                 claim_texts.append(text)
             else:
                 skipped.append(SkippedSpan(text=text, reason=SkipReason.UNGROUNDED))
@@ -128,8 +157,18 @@ async def segment(
     for sentence in factual:
         if coverage(content_words(sentence), covered) < 0.5:
             claim_texts.append(sentence)
+    claim_texts = standalone_claims(claim_texts, context)
 
     return claimset_for(turn, context, claim_texts, skipped, (clock.stop(),))
+
+
+def standalone_claims(claims: Sequence[str], context: Sequence[ContextLine]) -> list[str]:
+    """Pronouns resolved from what came before (the dialogue, then the turn's earlier claims), near-duplicates dropped."""
+    earlier = [line.text for line in context[-CONTEXT_TURNS:]]
+    resolved: list[str] = []
+    for claim in claims:
+        resolved.append(resolve_pronoun(claim, earlier + resolved))
+    return drop_duplicates(resolved)
 
 
 def claimset_for(

@@ -21,6 +21,7 @@ from agents.evaluation.harness import (
     redecide,
     save_judgements,
 )
+from agents.evaluation.segmentation import dialogue_turns, evaluate_segmentation, format_segmentation
 from agents.scoring.selective import DEFAULT_PATH as SELECTIVE_PATH
 from agents.scoring.selective import SelectiveFit
 from agents.stages.pipeline import Pipeline
@@ -43,7 +44,26 @@ async def run_stages(args: argparse.Namespace, pipeline: Pipeline) -> EvalRun:
         await pipeline.model.aclose()
 
 
+async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) -> int:
+    pipeline = build_pipeline(settings)
+    items = dialogue_turns(args.file, args.limit)
+    try:
+        await pipeline.model.load()
+        report = await evaluate_segmentation(items, pipeline.model, pipeline.prompts.segment, args.file.name, not args.quiet)
+    finally:
+        await pipeline.model.aclose()
+    print(format_segmentation(report))
+    if args.out:
+        args.out.write_text(dump_json({**vars(report), "claims_per_turn": report.claims_per_turn,
+                                       "unresolved_share": report.unresolved_share,
+                                       "factual_without_claim_share": report.factual_without_claim_share}))
+        print(f"wrote {args.out}")
+    return 0
+
+
 async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
+    if args.dataset == "segmentation":
+        return await run_segmentation_eval(args, settings)
     if args.fit_calibration and args.dataset not in CLAIM_LEVEL:
         raise InputError(f"--fit-calibration needs claim-level labels: use it with {' or '.join(CLAIM_LEVEL)}")
     if args.fit_with and not args.fit_calibration:

@@ -18,6 +18,8 @@ def turn(text: str) -> Turn:
         ("Which planet do you mean?", SkipReason.QUESTION),
         ("I think jazz is the best music.", SkipReason.OPINION),
         ("In my opinion, Rome is lovelier.", SkipReason.OPINION),
+        ("I'm not sure, but it may have been 1920.", SkipReason.HEDGE),
+        ("Maybe he sold the team later.", SkipReason.HEDGE),
         ("Neptune is the eighth planet.", None),
         ("Hello, the Eiffel Tower opened in 1889 for the World's Fair in Paris.", None),
     ],
@@ -40,7 +42,7 @@ def test_long_text_is_chunked_within_the_limit() -> None:
 async def test_segment_resolves_context_and_records_skips(scripted) -> None:
     runner, backend = scripted({"segment": '{"claims":["Neptune is the eighth planet.","Jupiter has 95 moons."]}'})
     context = [ContextLine(role=Role.USER, text="Which is the eighth planet?")]
-    result = await segment(turn("Hi! Neptune. Do you like space?"), context, runner, PromptTemplate.load("segment"))
+    result = await segment(turn("Hi! Neptune is the one. Do you like space?"), context, runner, PromptTemplate.load("segment"))
     assert [c.text for c in result.claims] == ["Neptune is the eighth planet."]
     reasons = {s.text: s.reason for s in result.skipped}
     assert reasons == {
@@ -49,7 +51,7 @@ async def test_segment_resolves_context_and_records_skips(scripted) -> None:
         "Jupiter has 95 moons.": SkipReason.UNGROUNDED,
     }
     assert "Which is the eighth planet?" in backend.prompts[0].variable
-    assert result.claims[0].claim_id == (await segment(turn("Hi! Neptune. Do you like space?"), context, runner,
+    assert result.claims[0].claim_id == (await segment(turn("Hi! Neptune is the one. Do you like space?"), context, runner,
                                                        PromptTemplate.load("segment"))).claims[0].claim_id
 
 
@@ -64,3 +66,39 @@ async def test_sentence_the_model_ignores_is_checked_whole(scripted) -> None:
     runner, _ = scripted({"segment": '{"claims":[]}'})
     result = await segment(turn("The Nile flows north into the Mediterranean."), [], runner, PromptTemplate.load("segment"))
     assert [c.text for c in result.claims] == ["The Nile flows north into the Mediterranean."]
+
+
+async def test_a_bare_answer_is_checked_with_its_question(scripted) -> None:
+    runner, backend = scripted({})
+    context = [ContextLine(role=Role.USER, text="Which magazine was started first, Arthur's Magazine or First for Women?")]
+    result = await segment(turn("First for Women."), context, runner, PromptTemplate.load("segment"))
+    assert [c.text for c in result.claims] == [
+        "Which magazine was started first, Arthur's Magazine or First for Women? First for Women."]
+    assert backend.prompts == [], "a bare answer needs no model call"
+
+
+async def test_a_short_statement_is_not_a_bare_answer(scripted) -> None:
+    runner, _ = scripted({"segment": '{"claims":["The Berlin Wall fell in 1989."]}'})
+    context = [ContextLine(role=Role.USER, text="When did the Berlin Wall fall?")]
+    result = await segment(turn("The Berlin Wall fell in 1989."), context, runner, PromptTemplate.load("segment"))
+    assert [c.text for c in result.claims] == ["The Berlin Wall fell in 1989."]
+
+
+async def test_the_users_words_and_questions_are_never_claims(scripted) -> None:
+    runner, _ = scripted({"segment": '{"claims":["Does Robert Kraft still own the team in Foxborough?",'
+                                     '"Robert Kraft still owns the team in Foxborough.",'
+                                     '"Robert Kraft has owned the team since 1994."]}'})
+    context = [ContextLine(role=Role.USER, text="Does Robert Kraft still own the team in Foxborough?")]
+    result = await segment(turn("Yes, he has owned it since 1994."), context, runner, PromptTemplate.load("segment"))
+    assert [c.text for c in result.claims] == ["Robert Kraft has owned the team since 1994."]
+    reasons = {s.text: s.reason for s in result.skipped}
+    assert reasons["Does Robert Kraft still own the team in Foxborough?"] is SkipReason.QUESTION
+    assert reasons["Robert Kraft still owns the team in Foxborough."] is SkipReason.USER_TEXT
+
+
+async def test_claims_get_their_subject_back_and_lose_their_twins(scripted) -> None:
+    runner, _ = scripted({"segment": '{"claims":["The Eiffel Tower is in Paris.","It opened in 1889.",'
+                                     '"The Eiffel Tower is located in Paris."]}'})
+    result = await segment(turn("The Eiffel Tower is in Paris. It opened in 1889."), [], runner,
+                           PromptTemplate.load("segment"))
+    assert [c.text for c in result.claims] == ["The Eiffel Tower is located in Paris.", "Eiffel Tower opened in 1889."]

@@ -1,0 +1,144 @@
+"""How well segmentation makes claims that stand alone, measured over the turns of a dialogue file.
+
+For every assistant turn of a DiaHalu or HaluEval file, with the dialogue
+before it as context, it runs the segment stage and counts what a checker
+cannot use: claims that begin with an unresolved pronoun, near-duplicate
+pairs within a turn, factual turns that yield no claim (they would pass
+unchecked), and claims made of the user's words rather than the reply's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+
+from agents.errors import InputError
+from agents.evaluation.datasets import read_diahalu, read_halueval
+from agents.evaluation.harness import Progress
+from agents.inputs import read_jsonl
+from agents.model.prompting import PromptTemplate
+from agents.model.runner import ModelRunner
+from agents.stages.segment import classify_sentence, segment
+from agents.stages.standalone import is_user_text, leading_pronoun, near_duplicate
+from agents.text import sentences
+from schemas import ClaimSet, ContextLine, Role, Turn
+
+# What the issue asks of segmentation (shares of claims or factual turns).
+TARGETS = {"unresolved_share": 0.03, "duplicate_pairs": 0, "factual_without_claim_share": 0.02, "user_text_claims": 0}
+
+
+@dataclass(frozen=True)
+class TurnInContext:
+    turn: Turn
+    context: tuple[ContextLine, ...]
+
+
+@dataclass
+class SegmentationReport:
+    file: str
+    turns: int = 0
+    factual_turns: int = 0
+    claims: int = 0
+    unresolved: int = 0
+    duplicate_pairs: int = 0
+    factual_without_claim: int = 0
+    user_text_claims: int = 0
+    seconds: float = 0.0
+    examples: dict[str, list[str]] = field(default_factory=dict)  # a few of each problem, to read
+
+    @property
+    def claims_per_turn(self) -> float:
+        return self.claims / self.turns if self.turns else 0.0
+
+    @property
+    def unresolved_share(self) -> float:
+        return self.unresolved / self.claims if self.claims else 0.0
+
+    @property
+    def factual_without_claim_share(self) -> float:
+        return self.factual_without_claim / self.factual_turns if self.factual_turns else 0.0
+
+    def note(self, problem: str, text: str) -> None:
+        found = self.examples.setdefault(problem, [])
+        if len(found) < 5:
+            found.append(text[:200])
+
+
+def dialogue_turns(path: Path, limit: int | None = None) -> list[TurnInContext]:
+    """The assistant turns of a DiaHalu or HaluEval file, each with the dialogue before it."""
+    first = next(read_jsonl(path), None)
+    if first is None:
+        raise InputError(f"{path} is empty: give a DiaHalu or HaluEval JSONL file")
+    row = first[1]
+    if "knowledge" in row:
+        return [TurnInContext(c.turn, c.context) for c in read_halueval(path, limit)]
+    if "turns" in row:
+        found = []
+        for case in read_diahalu(path, limit):
+            context: list[ContextLine] = []
+            for turn in case.turns:
+                if turn.role is Role.ASSISTANT:
+                    found.append(TurnInContext(turn, tuple(context)))
+                context.append(ContextLine(role=turn.role, text=turn.text[:2000]))
+        return found
+    raise InputError(f"{path}:1: neither a DiaHalu row (turns) nor a HaluEval row (knowledge)")
+
+
+def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimSet) -> None:
+    texts = [c.text for c in claimset.claims]
+    report.turns += 1
+    report.claims += len(texts)
+    factual = any(classify_sentence(s) is None for s in sentences(item.turn.text))
+    report.factual_turns += factual
+    if factual and not texts:
+        report.factual_without_claim += 1
+        report.note("factual turn without a claim", item.turn.text)
+    for text in texts:
+        if leading_pronoun(text):
+            report.unresolved += 1
+            report.note("unresolved pronoun", text)
+        if is_user_text(text, item.turn.text, item.context):
+            report.user_text_claims += 1
+            report.note("user text", text)
+    for a, b in combinations(texts, 2):
+        if near_duplicate(a, b):
+            report.duplicate_pairs += 1
+            report.note("duplicate pair", f"{a} | {b}")
+
+
+async def evaluate_segmentation(
+    items: Sequence[TurnInContext], model: ModelRunner, prompt: PromptTemplate, name: str, show_progress: bool = True
+) -> SegmentationReport:
+    report = SegmentationReport(file=name)
+    progress = Progress(len(items), "segmentation") if show_progress else None
+    started = time.perf_counter()
+    for item in items:
+        score_turn(report, item, await segment(item.turn, item.context, model, prompt))
+        if progress:
+            progress.step()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def format_segmentation(r: SegmentationReport) -> str:
+    def flag(ok: bool) -> str:
+        return "meets target" if ok else "MISSES target"
+
+    lines = [
+        f"segmentation of {r.file}: {r.turns} assistant turns ({r.factual_turns} with a factual sentence), {r.seconds:.0f}s",
+        f"claims per turn:                 {r.claims_per_turn:.2f} ({r.claims} claims)",
+        f"unresolved leading pronoun:      {r.unresolved} = {r.unresolved_share:.1%} of claims"
+        f" ({flag(r.unresolved_share <= TARGETS['unresolved_share'])}: <= 3%)",
+        f"near-duplicate pairs:            {r.duplicate_pairs} = {r.duplicate_pairs / max(r.turns, 1):.3f} per turn"
+        f" ({flag(r.duplicate_pairs == 0)}: 0)",
+        f"factual turns without a claim:   {r.factual_without_claim} = {r.factual_without_claim_share:.1%}"
+        f" ({flag(r.factual_without_claim_share <= TARGETS['factual_without_claim_share'])}: <= 2%)",
+        f"claims made of the user's words: {r.user_text_claims} ({flag(r.user_text_claims == 0)}: 0)",
+    ]
+    for problem, texts in r.examples.items():
+        lines.append(f"\n{problem}, e.g.:")
+        lines += [f"  - {t}" for t in texts]
+    return "\n".join(lines)

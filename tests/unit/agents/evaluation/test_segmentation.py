@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from agents.evaluation.segmentation import dialogue_turns, evaluate_segmentation, format_segmentation
+from agents.model.prompting import PromptTemplate
+from schemas import Role
+
+
+def write(tmp_path: Path, *rows: dict) -> Path:
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps(r) for r in rows))
+    return path
+
+
+DIAHALU = {"id": "d1", "label": "factual", "turns": [
+    {"speaker": "A1", "role": "user", "text": "Tell me about the famous landmark built for the exposition."},
+    {"speaker": "B1", "role": "assistant", "text": "The Eiffel Tower is in Paris. It opened in 1889."},
+    {"speaker": "A2", "role": "user", "text": "Is it tall?"},
+    {"speaker": "B2", "role": "assistant", "text": "Yes, it is very tall."}]}
+
+
+def test_assistant_turns_come_with_the_dialogue_before_them(tmp_path: Path) -> None:
+    items = dialogue_turns(write(tmp_path, DIAHALU))
+    assert [(i.turn.turn_id, len(i.context)) for i in items] == [("B1", 1), ("B2", 3)]
+    assert items[1].context[-1].role is Role.USER
+
+
+async def test_each_problem_is_counted(scripted, tmp_path: Path) -> None:
+    # The model leaves a pronoun, repeats a claim, echoes the user's question and misses a factual turn.
+    runner, _ = scripted({"segment": lambda p: '{"claims":["The Eiffel Tower is in Paris.","The Eiffel Tower is located in Paris.",'
+                                              '"It opened in 1889."]}' if "Paris" in p.variable else '{"claims":[]}'})
+    report = await evaluate_segmentation(dialogue_turns(write(tmp_path, DIAHALU)), runner, PromptTemplate.load("segment"),
+                                         "rows.jsonl", show_progress=False)
+    # The stage's own rules already fix the pronoun and the duplicate; "Yes, it is very tall." is checked whole
+    # and so begins with no pronoun, but is a factual turn with a claim.
+    assert (report.turns, report.factual_turns, report.claims) == (2, 2, 3)
+    assert (report.unresolved, report.duplicate_pairs, report.factual_without_claim, report.user_text_claims) == (0, 0, 0, 0)
+    assert "meets target" in format_segmentation(report)
+
+
+def test_the_counters_count_what_a_checker_cannot_use(tmp_path: Path) -> None:
+    from agents.evaluation.segmentation import SegmentationReport, score_turn
+    from agents.stages.segment import claimset_for
+
+    first, second = dialogue_turns(write(tmp_path, DIAHALU))
+    report = SegmentationReport(file="x")
+    score_turn(report, first, claimset_for(first.turn, first.context, [
+        "It opened in 1889.", "The Eiffel Tower is in Paris.", "The Eiffel Tower is located in Paris.",
+        "The famous landmark was built for the exposition."]))
+    score_turn(report, second, claimset_for(second.turn, second.context, []))
+    assert (report.turns, report.factual_turns, report.claims) == (2, 2, 4)
+    assert (report.unresolved, report.duplicate_pairs, report.factual_without_claim) == (1, 1, 1)
+    assert report.user_text_claims == 1
+    assert "MISSES target" in format_segmentation(report)
