@@ -22,6 +22,10 @@ async def refresh_metadata(consumer: Any) -> None:
     await consumer._client.force_metadata_update()
 
 
+PRIVATE_ATTRIBUTES = ("AIOKafkaConsumer._client.force_metadata_update",)
+
+
 def missing_private_attributes(consumer: Any) -> list[str]:
+    """Which of PRIVATE_ATTRIBUTES an aiokafka consumer lacks (empty when the installed aiokafka fits)."""
     client = getattr(consumer, "_client", None)
-    return [] if callable(getattr(client, "force_metadata_update", None)) else ["AIOKafkaConsumer._client.force_metadata_update"]
+    return [] if callable(getattr(client, "force_metadata_update", None)) else list(PRIVATE_ATTRIBUTES)

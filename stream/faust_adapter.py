@@ -31,9 +31,13 @@ def committed_offset(consumer: Any, tp: Any) -> int | None:
     return consumer._committed_offset.get(tp)
 
 
+PRIVATE_ATTRIBUTES = ("Consumer._add_gap", "Consumer._committed_offset")
+
+
 def missing_private_attributes(consumer: Any) -> list[str]:
-    """What this adapter relies on that a Faust consumer lacks (empty when the installed Faust fits)."""
-    missing = [] if callable(getattr(consumer, "_add_gap", None)) else ["Consumer._add_gap"]
-    if not hasattr(getattr(consumer, "_committed_offset", None), "get"):
-        missing.append("Consumer._committed_offset")
-    return missing
+    """Which of PRIVATE_ATTRIBUTES a Faust consumer lacks (empty when the installed Faust fits)."""
+    present = {
+        "Consumer._add_gap": callable(getattr(consumer, "_add_gap", None)),
+        "Consumer._committed_offset": hasattr(getattr(consumer, "_committed_offset", None), "get"),
+    }
+    return [name for name in PRIVATE_ATTRIBUTES if not present[name]]

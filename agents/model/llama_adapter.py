@@ -146,16 +146,29 @@ def decode_keeping(llm: Any, tokens: list[int], wanted: set[int]) -> dict[int, A
     return rows
 
 
+def _has(root: Any, dotted: str) -> bool:
+    for name in dotted.split("."):
+        if not hasattr(root, name):
+            return False
+        root = getattr(root, name)
+    return True
+
+
+# Everything below the public API that the adapter touches, as "Owner.attribute" paths.
+PRIVATE_ATTRIBUTES = (
+    *(f"Llama.{n}" for n in _LLAMA_PRIVATE),
+    *(f"Llama._ctx.{n}" for n in _CONTEXT_PRIVATE),
+    *(f"Llama._batch.{n}" for n in _BATCH_PRIVATE),
+    *(f"Llama._model.{n}" for n in _MODEL_PRIVATE),
+    "Llama.n_tokens", "Llama.input_ids", "Llama.n_batch",
+    *(f"LlamaGrammar.{n}" for n in _GRAMMAR_PRIVATE),
+    *(f"llama_cpp.{n}" for n in _LIBRARY_FUNCTIONS),
+)
+
+
 def missing_private_attributes(llm: Any, grammar: Any) -> list[str]:
-    """What this adapter relies on that a loaded ``Llama`` and ``LlamaGrammar`` (or the library) lack."""
+    """Which of PRIVATE_ATTRIBUTES a loaded ``Llama``, a ``LlamaGrammar`` and the library lack."""
     import llama_cpp
 
-    missing = [f"Llama.{name}" for name in _LLAMA_PRIVATE if not hasattr(llm, name)]
-    if not missing:
-        missing += [f"Llama._ctx.{n}" for n in _CONTEXT_PRIVATE if not hasattr(llm._ctx, n)]
-        missing += [f"Llama._batch.{n}" for n in _BATCH_PRIVATE if not hasattr(llm._batch, n)]
-        missing += [f"Llama._model.{n}" for n in _MODEL_PRIVATE if not hasattr(llm._model, n)]
-    missing += [f"Llama.{n}" for n in ("n_tokens", "input_ids", "n_batch") if not hasattr(llm, n)]
-    missing += [f"LlamaGrammar.{n}" for n in _GRAMMAR_PRIVATE if not hasattr(grammar, n)]
-    missing += [f"llama_cpp.{n}" for n in _LIBRARY_FUNCTIONS if not hasattr(llama_cpp, n)]
-    return missing
+    roots = {"Llama": llm, "LlamaGrammar": grammar, "llama_cpp": llama_cpp}
+    return [path for path in PRIVATE_ATTRIBUTES if not _has(roots[path.split(".")[0]], path.split(".", 1)[1])]

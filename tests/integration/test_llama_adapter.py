@@ -1,34 +1,47 @@
 """The private llama-cpp-python attributes the model backend relies on are still there, on the real model.
 
-An upgrade that removes one fails here by name instead of breaking generation or prefix reuse.
+One test per attribute: an upgrade that removes one fails here by name instead of breaking generation
+or prefix reuse.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import llama_cpp
+import pytest
 
 from agents.model import llama_adapter
 from agents.model.config import ModelConfig
 from agents.model.llama_backend import resolve_model_path
 
 
-def test_loaded_model_and_grammar_have_what_the_adapter_uses() -> None:
+@pytest.fixture(scope="module")
+def loaded() -> Iterator[tuple[Any, Any]]:
     llm = llama_cpp.Llama(model_path=str(resolve_model_path(ModelConfig())), n_ctx=256, n_threads=2, verbose=False)
-    try:
-        grammar = llama_adapter.json_grammar('{"type": "object", "properties": {"label": {"enum": ["true", "false"]}}}')
-        missing = llama_adapter.missing_private_attributes(llm, grammar)
-        assert not missing, (
-            f"llama-cpp-python {llama_cpp.__version__} lacks {missing}: update agents/model/llama_adapter.py"
-            f" (checked on {llama_adapter.CHECKED_VERSIONS})"
-        )
-        # The prefix bookkeeping the backend's reuse depends on: after evaluating tokens the context holds them.
-        tokens = llm.tokenize(b"The Eiffel Tower is in Paris.", add_bos=True)
-        llm.eval(tokens)
-        assert llama_adapter.holds_prefix(llm, tokens[:3]) and not llama_adapter.holds_prefix(llm, [tokens[0] + 1])
-        rows = llama_adapter.decode_keeping(llm, llm.tokenize(b" It opened", add_bos=False), {len(tokens)})
-        assert list(rows) == [len(tokens)] and abs(float(llama_adapter.logits_row(llm, -1).max())) > 0
-    finally:
-        llm.close()
+    grammar = llama_adapter.json_grammar('{"type": "object", "properties": {"label": {"enum": ["true", "false"]}}}')
+    yield llm, grammar
+    llm.close()
+
+
+@pytest.mark.parametrize("attribute", llama_adapter.PRIVATE_ATTRIBUTES)
+def test_llama_cpp_has(attribute: str, loaded: tuple[Any, Any]) -> None:
+    assert attribute not in llama_adapter.missing_private_attributes(*loaded), (
+        f"llama-cpp-python {llama_cpp.__version__} has no {attribute}: update agents/model/llama_adapter.py"
+        f" (checked on {llama_adapter.CHECKED_VERSIONS})"
+    )
+
+
+def test_prefix_bookkeeping_and_kept_logits_work(loaded: tuple[Any, Any]) -> None:
+    llm, _ = loaded
+    tokens = llm.tokenize(b"The Eiffel Tower is in Paris.", add_bos=True)
+    llama_adapter.rewind(llm, 0)
+    llm.eval(tokens)
+    assert llama_adapter.holds_prefix(llm, tokens[:3]) and not llama_adapter.holds_prefix(llm, [tokens[0] + 1])
+    rows = llama_adapter.decode_keeping(llm, llm.tokenize(b" It opened", add_bos=False), {len(tokens)})
+    assert list(rows) == [len(tokens)], "log-probabilities are kept only where asked"
+    assert abs(float(rows[len(tokens)].max())) < 20 and llama_adapter.logits_row(llm, -1).shape == (llm.n_vocab(),)
 
 
 def test_the_library_version_is_one_the_adapter_was_checked_on() -> None:
@@ -36,3 +49,10 @@ def test_the_library_version_is_one_the_adapter_was_checked_on() -> None:
         f"llama-cpp-python {llama_cpp.__version__} was not checked: run the integration tests, then add it to"
         " agents/model/llama_adapter.py CHECKED_VERSIONS"
     )
+
+
+def test_a_missing_attribute_is_named() -> None:
+    class Bare:
+        pass
+
+    assert "Llama._ctx" in llama_adapter.missing_private_attributes(Bare(), Bare())
