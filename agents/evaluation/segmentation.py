@@ -22,7 +22,7 @@ from agents.inputs import read_jsonl
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.stages.segment import classify_sentence, segment
-from agents.stages.standalone import is_user_text, leading_pronoun, near_duplicate
+from agents.stages.standalone import answer_part, is_user_text, leading_pronoun, near_duplicate
 from agents.text import sentences
 from schemas import ClaimSet, ContextLine, Role, Turn
 
@@ -100,7 +100,8 @@ def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimS
         if leading_pronoun(text):
             report.unresolved += 1
             report.note("unresolved pronoun", text)
-        if is_user_text(text, item.turn.text, item.context):
+        # A bare answer's claim carries the user's question on purpose; only the reply's part counts here.
+        if is_user_text(answer_part(text, item.context), item.turn.text, item.context):
             report.user_text_claims += 1
             report.note("user text", text)
     for a, b in combinations(texts, 2):

@@ -108,6 +108,14 @@ def with_question(question: str, answer: str) -> str:
     return f"{question.strip()} {answer if answer.endswith(('.', '!')) else answer + '.'}"
 
 
+def answer_part(claim: str, context: Sequence[ContextLine]) -> str:
+    """The reply's own part of a claim: a bare answer's claim (see :func:`with_question`) without its question."""
+    question = last_question(context)
+    if question is not None and claim.startswith(question):
+        return claim[len(question):].strip()
+    return claim
+
+
 def is_user_text(claim: str, turn_text: str, context: Sequence[ContextLine]) -> bool:
     """The claim repeats the user's words rather than the reply's (a question echoed back as a claim)."""
     user_words = content_words(" ".join(c.text for c in context if c.role is Role.USER))

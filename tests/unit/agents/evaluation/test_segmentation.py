@@ -55,3 +55,18 @@ def test_the_counters_count_what_a_checker_cannot_use(tmp_path: Path) -> None:
     assert (report.unresolved, report.duplicate_pairs, report.factual_without_claim) == (1, 1, 1)
     assert report.user_text_claims == 1
     assert "MISSES target" in format_segmentation(report)
+
+
+def test_a_bare_answer_with_its_question_is_not_user_text(tmp_path: Path) -> None:
+    from agents.evaluation.segmentation import SegmentationReport, score_turn
+    from agents.stages.segment import claimset_for
+    from agents.stages.standalone import with_question
+
+    row = {"knowledge": "Kew is a suburb of Johannesburg.", "question": "What city has a suburb called Kew?",
+           "right_answer": "Johannesburg", "hallucinated_answer": "What city has a suburb called Kew"}
+    right, echoed = dialogue_turns(write(tmp_path, row))
+    report = SegmentationReport(file="x")
+    score_turn(report, right, claimset_for(right.turn, right.context, [with_question(row["question"], "Johannesburg")]))
+    assert report.user_text_claims == 0
+    score_turn(report, echoed, claimset_for(echoed.turn, echoed.context, ["A city has a suburb called Kew."]))
+    assert report.user_text_claims == 0, "the reply itself said it: its words, not only the user's"
