@@ -48,7 +48,8 @@ _HEDGE = re.compile(
 _OPINION = re.compile(
     r"^(i (think|believe|feel|love|like|hate|prefer|hope|guess|recommend|suggest|would)|in my (opinion|view)|"
     r"personally|i'd|i'm (sure|glad|happy|sorry)|it'?s? (great|nice|wonderful|amazing|fun)|"
-    r"(that|this) (sounds|is) (great|nice|wonderful|amazing|fun|interesting)|let me know|feel free)",
+    r"(that|this)('s| is| was| sounds) (great|nice|wonderful|amazing|fun|interesting|a pity|a shame|too bad)|"
+    r"let me know|feel free)",
     re.IGNORECASE,
 )
 # The tiny models ramble; context beyond a few recent turns rarely resolves a reference.
