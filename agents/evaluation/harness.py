@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -158,6 +158,30 @@ async def _check_turn(
     return verdict.label, whole_judged[0].verdict.label
 
 
+C = TypeVar("C")
+
+
+async def _run_cases(
+    run: EvalRun,
+    cases: Sequence[tuple[CaseResult, C]],
+    check: Callable[[CaseResult, C], Awaitable[tuple[str, str]]],
+    show_progress: bool,
+) -> EvalRun:
+    """Fill each case's pipeline and model-alone labels from ``check``; a model failure fails that case only."""
+    progress = Progress(len(cases), run.dataset) if show_progress else None
+    started = time.perf_counter()
+    for result, case in cases:
+        try:
+            result.predicted, result.model_alone = await check(result, case)
+        except ModelError as exc:
+            _failed(run, result, exc)
+        run.cases.append(result)
+        if progress:
+            progress.step()
+    run.seconds = time.perf_counter() - started
+    return run
+
+
 ClaimCheck = Callable[[Pipeline, EvalRun, CaseResult, ClaimCase], Awaitable[tuple[Label, Label]]]
 
 
@@ -166,20 +190,13 @@ async def _evaluate_claims(
 ) -> EvalRun:
     """Claim-level rows: ``check`` gives the pipeline's and the model-alone label of each."""
     run = EvalRun(dataset=dataset, labels=tuple(label.value for label in Label), calibration=pipeline.calibration.source)
-    progress = Progress(len(cases), dataset) if show_progress else None
-    started = time.perf_counter()
-    for position, case in enumerate(cases):
-        result = CaseResult(case_id=case.case_id, position=position, gold=case.label.value)
-        try:
-            predicted, alone = await check(pipeline, run, result, case)
-            result.predicted, result.model_alone = predicted.value, alone.value
-        except ModelError as exc:
-            _failed(run, result, exc)
-        run.cases.append(result)
-        if progress:
-            progress.step()
-    run.seconds = time.perf_counter() - started
-    return run
+
+    async def labels(result: CaseResult, case: ClaimCase) -> tuple[str, str]:
+        predicted, alone = await check(pipeline, run, result, case)
+        return predicted.value, alone.value
+
+    rows = [(CaseResult(case_id=c.case_id, position=i, gold=c.label.value), c) for i, c in enumerate(cases)]
+    return await _run_cases(run, rows, labels, show_progress)
 
 
 async def _check_claim(pipeline: Pipeline, run: EvalRun, result: CaseResult, case: ClaimCase) -> tuple[Label, Label]:
@@ -219,27 +236,20 @@ def _failed(run: EvalRun, result: CaseResult, exc: Exception) -> None:
 
 async def evaluate_diahalu(cases: Sequence[DialogueCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
     run = EvalRun(dataset="diahalu", labels=tuple(DialogueLabel), calibration=pipeline.calibration.source)
-    progress = Progress(len(cases), "diahalu") if show_progress else None
-    started = time.perf_counter()
-    for position, case in enumerate(cases):
-        result = CaseResult(case_id=case.case_id, position=position, gold=DialogueLabel.of(case.hallucination))
+
+    async def labels(result: CaseResult, case: DialogueCase) -> tuple[str, str]:
         context: list[ContextLine] = []
         any_false = alone_false = False
-        try:
-            for turn in case.turns:
-                if turn.role is Role.ASSISTANT:
-                    predicted, alone = await _check_turn(pipeline, run, result, turn, context, ())
-                    any_false |= predicted is Label.FALSE
-                    alone_false |= alone is Label.FALSE
-                context.append(ContextLine(role=turn.role, text=turn.text[:2000]))
-            result.predicted, result.model_alone = DialogueLabel.of(any_false), DialogueLabel.of(alone_false)
-        except ModelError as exc:
-            _failed(run, result, exc)
-        run.cases.append(result)
-        if progress:
-            progress.step()
-    run.seconds = time.perf_counter() - started
-    return run
+        for turn in case.turns:
+            if turn.role is Role.ASSISTANT:
+                predicted, alone = await _check_turn(pipeline, run, result, turn, context, ())
+                any_false |= predicted is Label.FALSE
+                alone_false |= alone is Label.FALSE
+            context.append(ContextLine(role=turn.role, text=turn.text[:2000]))
+        return DialogueLabel.of(any_false), DialogueLabel.of(alone_false)
+
+    rows = [(CaseResult(case_id=c.case_id, position=i, gold=DialogueLabel.of(c.hallucination)), c) for i, c in enumerate(cases)]
+    return await _run_cases(run, rows, labels, show_progress)
 
 
 def grounded_prediction(label: Label) -> DialogueLabel:
@@ -251,20 +261,13 @@ def grounded_prediction(label: Label) -> DialogueLabel:
 async def evaluate_halueval(cases: Sequence[GroundedCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
     """HaluEval turns: each answer after its question (or dialogue history), with the knowledge as evidence."""
     run = EvalRun(dataset="halueval", labels=tuple(DialogueLabel), calibration=pipeline.calibration.source)
-    progress = Progress(len(cases), "halueval") if show_progress else None
-    started = time.perf_counter()
-    for case in cases:
-        result = CaseResult(case_id=case.case_id, position=case.row, gold=DialogueLabel.of(case.hallucination))
-        try:
-            predicted, alone = await _check_turn(pipeline, run, result, case.turn, case.context, case.passages)
-            result.predicted, result.model_alone = grounded_prediction(predicted), grounded_prediction(alone)
-        except ModelError as exc:
-            _failed(run, result, exc)
-        run.cases.append(result)
-        if progress:
-            progress.step()
-    run.seconds = time.perf_counter() - started
-    return run
+
+    async def labels(result: CaseResult, case: GroundedCase) -> tuple[str, str]:
+        predicted, alone = await _check_turn(pipeline, run, result, case.turn, case.context, case.passages)
+        return grounded_prediction(predicted), grounded_prediction(alone)
+
+    rows = [(CaseResult(case_id=c.case_id, position=c.row, gold=DialogueLabel.of(c.hallucination)), c) for c in cases]
+    return await _run_cases(run, rows, labels, show_progress)
 
 
 def save_judgements(run: EvalRun, path: Path) -> None:
