@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
+
+from schemas import ContextLine, Role
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)*")
@@ -131,3 +133,20 @@ def names_in(text: str, name: str) -> bool:
 def years(text: str) -> set[str]:
     """Numbers written as a year: four digits without separators (1889, not 1,927)."""
     return {n for n in _NUMBER.findall(text) if n.isdigit() and 1000 <= int(n) <= 2100}
+
+
+def last_question(context: Sequence[ContextLine]) -> str | None:
+    """The user's question the reply answers: the last user line, when it asks something."""
+    for line in reversed(context):
+        if line.role is Role.USER:
+            text = " ".join(line.text.split())
+            return text if "?" in text else None
+    return None
+
+
+def answer_part(claim: str, context: Sequence[ContextLine]) -> str:
+    """The reply's own part of a claim: a bare answer's claim (``Question? Answer.``, as segmentation writes it) without its question."""
+    question = last_question(context)
+    if question is not None and claim.startswith(question):
+        return claim[len(question):].strip()
+    return claim

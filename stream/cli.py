@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--out", type=Path, help="write the full report as JSON")
     evaluate.add_argument(
         "--fit-calibration", type=Path, metavar="OUT",
-        help="(averitec, atomic) fit the verifier calibration on even rows, write it to OUT, report with it",
+        help="(averitec, atomic, halueval) fit the verifier calibration on even rows, write it to OUT, report with it",
     )
     evaluate.add_argument("--fit-with", type=Path, action="append", default=[], metavar="FILE",
                           help="with --fit-calibration: also fit on the even rows of these saved judgements")
@@ -88,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--partitions", type=int, dest="partitions", help="partitions per topic")
     worker.add_argument("--metrics-port", type=int, dest="metrics_port", help="HTTP port for /metrics and /alerts (default 9464)")
     worker.add_argument("--loglevel", default="WARNING", help="worker log level")
+    worker.add_argument("--scripted-model", action="store_true",
+                        help="answer every model call from a script at no cost: to measure the stream, not verdicts")
     _model_flags(worker)
 
     broker = sub.add_parser("broker", help="run the embedded Kafka-compatible broker in the foreground")
@@ -110,8 +112,13 @@ def build_parser() -> argparse.ArgumentParser:
     _model_flags(demo)
 
     bench = sub.add_parser("bench", help="per-stage latency and token rates, with and without prefix reuse")
-    bench.add_argument("--out", type=Path, default=Path("bench.json"), help="where to write the JSON results")
+    bench.add_argument("--out", type=Path, help="where to write the JSON results (default bench.json; none with --scripted)")
     bench.add_argument("--repeat", type=int, default=2, help="passes over the bundled turns per mode")
+    bench.add_argument("--scripted", action="store_true",
+                       help="the stream's own throughput and cost: a worker on a scripted model that costs nothing")
+    bench.add_argument("--conversations", type=int, default=100, help="with --scripted: synthetic conversations")
+    bench.add_argument("--turns-per-conversation", type=int, default=10, help="with --scripted: turns in each (half assistant)")
+    bench.add_argument("--timeout", type=float, default=600.0, help="with --scripted: give up after this many seconds")
     _model_flags(bench)
 
     bench_metrics = sub.add_parser("bench-metrics", help="worker throughput with metrics on vs off, and the metrics code-path cost")
@@ -122,9 +129,16 @@ def build_parser() -> argparse.ArgumentParser:
     bench_metrics.add_argument("--timeout", type=float, default=900.0, help="give up on a round after this many seconds")
     _model_flags(bench_metrics)
 
-    from stream.commands.kb import add_parsers
+    soak = sub.add_parser("soak", help="load with faults: two scripted workers, one killed -9 and restarted mid-run")
+    soak.add_argument("--conversations", type=int, default=200)
+    soak.add_argument("--turns-per-conversation", type=int, default=10, help="turns in each (half assistant)")
+    soak.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
+    soak.add_argument("--out", type=Path, help="write the counts as JSON")
 
-    add_parsers(sub)
+    from stream.commands import dlq, kb
+
+    kb.add_parsers(sub)
+    dlq.add_parsers(sub)
     return parser
 
 
@@ -155,6 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from stream.commands.calibrate import run_calibrate
 
             return asyncio.run(run_calibrate(args, settings))
+        if args.command == "bench" and args.scripted:
+            from stream.commands.bench_stream import run_stream_bench
+
+            return asyncio.run(run_stream_bench(args, settings))
         if args.command == "bench":
             from stream.commands.bench import run_bench
 
@@ -183,6 +201,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from stream.commands.retrieval_bench import run_web_bench
 
             return run_web_bench(args, settings)
+        if args.command == "soak":
+            from stream.commands.soak import run_soak
+
+            return asyncio.run(run_soak(args, settings))
+        if args.command == "dlq":
+            from stream.commands.dlq import run_dlq
+
+            return asyncio.run(run_dlq(args, settings))
         if args.command == "demo":
             from stream.commands.demo import run_demo
 

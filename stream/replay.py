@@ -82,6 +82,7 @@ async def publish(
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=False)
     await producer.start()
     sent: list[Turn] = []
+    pending = []  # fast pace: sends are batched and awaited together (order per partition is kept)
     try:
         previous: float | None = None
         for logged in turns:
@@ -89,10 +90,15 @@ async def publish(
                 await asyncio.sleep(max(0.0, logged.logged_at - previous))
             previous = logged.logged_at if logged.logged_at is not None else previous
             turn = replace(logged.turn, timestamp=time.time())
-            await producer.send_and_wait(
+            delivery = await producer.send(
                 topic_name(settings, "turns"), key=turn.conversation_id.encode(), value=encode(turn)
             )
+            if pace == "fast":
+                pending.append(delivery)
+            else:
+                await delivery
             sent.append(turn)
+        await asyncio.gather(*pending)
     finally:
         await producer.stop()
     return sent
@@ -107,6 +113,7 @@ class Collected:
     alerts: dict[str, Alert] = field(default_factory=dict)
     dead_letters: dict[str, DeadLetter] = field(default_factory=dict)
     arrival: dict[str, float] = field(default_factory=dict)  # verdict id -> when it arrived
+    placed: dict[str, tuple[int, int]] = field(default_factory=dict)  # verdict id -> (partition, offset) first seen
     deliveries: Counter[str] = field(default_factory=Counter)  # record id -> messages seen (duplicates too)
 
 
@@ -154,6 +161,7 @@ class Collector:
                     new = record.verdict_id not in c.verdicts
                     c.verdicts.setdefault(record.verdict_id, record)
                     c.arrival.setdefault(record.verdict_id, message.timestamp / 1000 if message.timestamp else time.time())
+                    c.placed.setdefault(record.verdict_id, (tp.partition, message.offset))
                 elif isinstance(record, Correction):
                     new = record.correction_id not in c.corrections
                     c.corrections.setdefault(record.correction_id, record)

@@ -11,6 +11,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from agents.errors import RetrievalError
+from agents.stages.pipeline import Pipeline
 from stream import faust_adapter
 from stream.alert_feed import AlertBuffer, AlertFeed
 from stream.app import TOPIC_NAMES, app_id, bootstrap_servers, create_app, topic_name
@@ -42,8 +43,11 @@ def halluwatch_version() -> str:
         return "unknown"
 
 
-def build_worker(settings: Settings, broker_url: str) -> tuple[Any, WorkerWeb]:
-    """The Faust app and its web service (start both: ``faust.Worker(app, web)``)."""
+def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None = None) -> tuple[Any, WorkerWeb]:
+    """The Faust app and its web service (start both: ``faust.Worker(app, web)``).
+
+    ``pipeline``: the stages' model and prompts; by default the configured model (benchmarks pass a scripted one).
+    """
     app, topics = create_app(settings, broker_url)
     # Metrics first: the retriever (its cache) records into them too.
     registry: CollectorRegistry | None = None
@@ -51,9 +55,10 @@ def build_worker(settings: Settings, broker_url: str) -> tuple[Any, WorkerWeb]:
     if settings.metrics_enabled:
         registry = CollectorRegistry()
         pipeline_metrics = PipelineMetrics(registry)
-        pipeline_metrics.set_build_info(halluwatch_version(), model_name(settings), settings.model.n_gpu_layers)
+        name = model_name(settings) if pipeline is None else pipeline.model.backend_name
+        pipeline_metrics.set_build_info(halluwatch_version(), name, settings.model.n_gpu_layers)
         metrics = pipeline_metrics
-    pipeline = build_pipeline(settings)
+    pipeline = pipeline or build_pipeline(settings)
     retrieval = build_retrieval(settings, pipeline.model, on_cache_lookup=metrics.retrieval_cache)
     for path, report in zip(settings.evidence_files, retrieval.imported):
         log.log(logging.WARNING if report.bad else logging.INFO,
@@ -130,11 +135,11 @@ def check_port(settings: Settings) -> None:
         ) from None
 
 
-def run_worker(settings: Settings, broker_url: str, loglevel: str = "WARNING") -> None:
+def run_worker(settings: Settings, broker_url: str, loglevel: str = "WARNING", pipeline: Pipeline | None = None) -> None:
     """Run until SIGINT/SIGTERM; more workers with the same settings share the partitions."""
     import faust
 
     check_port(settings)
-    app, web = build_worker(settings, broker_url)
+    app, web = build_worker(settings, broker_url, pipeline)
     worker = faust.Worker(app, web, loglevel=loglevel, quiet=True)
     worker.execute_from_commandline()

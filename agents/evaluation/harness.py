@@ -36,12 +36,11 @@ from agents.scoring.selective import (
     selective_features,
     summarize_selective,
 )
-from agents.scoring.signals import claim_signals, features
 from agents.stages.justify import justify
 from agents.stages.pipeline import Pipeline
 from agents.stages.segment import claimset_for, segment
 from agents.stages.sufficiency import assess_sufficiency
-from agents.stages.verify import Judgement, decide, judge
+from agents.stages.verify import Judgement, claim_features, decide, judge
 from schemas import (
     ClaimSet,
     ClaimSufficiency,
@@ -294,10 +293,25 @@ def load_judgements(path: Path) -> EvalRun:
 
 def whole_features(case: CaseResult) -> list[tuple[float, ...]]:
     """Calibration features of the unsegmented turn(s) of a case."""
+    return [claim_features(t.evidence, t.evidence.claimset.claims[0], t.judgements[0])[2] for t in case.whole]
+
+
+def fitting_rows(dataset: str, case: CaseResult) -> list[tuple[tuple[float, ...], Label]]:
+    """A case's rows for fitting the calibration, as the pipeline will see them when it decides.
+
+    HaluEval: the claims the turn was segmented into (a bare answer becomes "Question? Answer."), whose
+    features differ from the bare answer's; all of a factual turn's claims are true, and a hallucinated
+    turn counts only when it made one claim (which of several is the made-up one is not known).
+    The other datasets label a claim, which is judged as given: the unsegmented text.
+    """
+    label = claim_label(dataset, case.gold)
+    if dataset != "halueval":
+        return [(row, label) for row in whole_features(case)]
     rows = []
-    for t in case.whole:
-        j = t.judgements[0]
-        rows.append(features(j.scores, claim_signals(t.evidence.claimset.claims[0].text, t.evidence.passages), j.fit))
+    for t in case.judged:
+        if label is Label.FALSE and len(t.judgements) != 1:
+            continue
+        rows += [(claim_features(t.evidence, claim, j)[2], label) for claim, j in zip(t.evidence.claimset.claims, t.judgements)]
     return rows
 
 
@@ -337,34 +351,63 @@ def case_prediction(dataset: str, labels: Sequence[Label]) -> str:
     return labels[0].value
 
 
-def redecide(run: EvalRun, calibration: VerifyCalibration) -> None:
-    """Recompute the pipeline's labels under another calibration, from the recorded judgements."""
+def decided_labels(run: EvalRun, calibration: VerifyCalibration) -> list[str]:
+    """Each case's label under another calibration, from the recorded judgements (failed rows stay failed)."""
+    labels = []
     for case in run.cases:
         if case.predicted == FAILED:
+            labels.append(FAILED)
             continue
-        labels = [decide(t.evidence, t.judgements, calibration, t.sufficiency).label for t in case.judged]
-        case.predicted = case_prediction(run.dataset, labels)
+        verdicts = [decide(t.evidence, t.judgements, calibration, t.sufficiency).label for t in case.judged]
+        labels.append(case_prediction(run.dataset, verdicts))
+    return labels
+
+
+def redecide(run: EvalRun, calibration: VerifyCalibration) -> None:
+    """Recompute the pipeline's labels under another calibration, from the recorded judgements."""
+    for case, label in zip(run.cases, decided_labels(run, calibration)):
+        case.predicted = label
     run.calibration = calibration.source
 
 
-CLAIM_LEVEL = ("averitec", "atomic")  # datasets whose gold labels are per claim: the ones a calibration is fitted on
+# Datasets the verifier calibration is fitted on: AVeriTeC and the atomic claims are labelled per claim;
+# HaluEval per turn, but its turns are short answers (about one claim each), so the whole turn stands for
+# its claim: factual -> true, hallucination -> false.
+FITTABLE = ("averitec", "atomic", "halueval")
 # Datasets whose rows are split even (fit) / odd (held-out), so a held-out figure is reported.
-SPLIT_ROWS = CLAIM_LEVEL + ("halueval",)
+SPLIT_ROWS = FITTABLE
 # Figures published on HaluEval's dialogue set (accuracy), as reference points: not measured here.
 HALUEVAL_REFERENCES = (("ChatGPT (HaluEval paper)", 0.738), ("CAAFC, Gemma 3 27B", 0.770))
 
 
+def claim_label(dataset: str, gold: str) -> Label:
+    """A case's gold label as a verdict label, for fitting the verifier calibration."""
+    if dataset == "halueval":
+        return Label.FALSE if gold == DialogueLabel.HALLUCINATION else Label.TRUE
+    return Label(gold)
+
+
 def fit_calibration(runs: Sequence[EvalRun], source: str) -> VerifyCalibration:
-    """Fit on the even positions' whole-claim features of every run; odd positions stay held out."""
+    """Fit on the even positions' whole-turn features of every run; odd positions stay held out."""
     rows, labels = [], []
     for run in runs:
-        if run.dataset not in CLAIM_LEVEL:
-            raise InputError(f"a calibration is fitted on claim-level labels ({', '.join(CLAIM_LEVEL)}), not {run.dataset}")
+        if run.dataset not in FITTABLE:
+            raise InputError(f"a calibration is fitted on {', '.join(FITTABLE)} rows, not {run.dataset}")
         for case in run.cases:
             if case.position % 2 == 0 and case.predicted != FAILED:
-                rows.extend(whole_features(case))
-                labels.extend(Label(case.gold) for _ in case.whole)
+                for row, label in fitting_rows(run.dataset, case):
+                    rows.append(row)
+                    labels.append(label)
     return with_swap_rate(cross_validated_fit(rows, labels, source=source), rows, labels)
+
+
+@dataclass(frozen=True)
+class SystemScore:
+    """One system's figures on all rows and on the held-out (odd) rows, where the dataset is split."""
+
+    name: str
+    all_rows: Metrics
+    held_out: Metrics | None
 
 
 @dataclass(frozen=True)
@@ -386,6 +429,36 @@ class Report:
     predictions: list[dict[str, Any]]
     selective: SelectiveSummary | None = None  # all rows
     selective_held_out: SelectiveSummary | None = None  # odd rows only
+    # The pipeline (trained and untrained verifier), the model alone and the majority class, side by side.
+    systems: tuple[SystemScore, ...] = ()
+
+
+def compare_systems(run: EvalRun) -> tuple[SystemScore, ...]:
+    """The pipeline as run, the same judgements decided by the base model alone (no fitted calibration),
+    the model alone on the unsegmented turn, and the majority class (of the even rows, on held-out rows)."""
+    split = run.dataset in SPLIT_ROWS
+    gold = [c.gold for c in run.cases]
+    fitting = [c.gold for c in run.cases if c.position % 2 == 0] or gold
+    predicted = {
+        "pipeline": [c.predicted for c in run.cases],
+        "pipeline, base model (untrained)": decided_labels(run, VerifyCalibration.identity()),
+        "model alone (no pipeline)": [c.model_alone for c in run.cases],
+    }
+    systems = []
+    for name, labels in predicted.items():
+        held = [(g, p) for c, g, p in zip(run.cases, gold, labels) if c.position % 2 == 1]
+        systems.append(SystemScore(
+            name, classification_metrics(gold, labels, run.labels),
+            classification_metrics([g for g, _ in held], [p for _, p in held], run.labels) if split and held else None,
+        ))
+    overall, even = Counter(gold).most_common(1)[0][0], Counter(fitting).most_common(1)[0][0]
+    held_gold = [c.gold for c in run.cases if c.position % 2 == 1]
+    systems.append(SystemScore(
+        f"majority ({overall}; held-out: {even})" if split else f"majority ({overall})",
+        classification_metrics(gold, [overall] * len(gold), run.labels),
+        classification_metrics(held_gold, [even] * len(held_gold), run.labels) if split and held_gold else None,
+    ))
+    return tuple(systems)
 
 
 def build_report(run: EvalRun, selective: SelectiveFit | None = None, calibration: VerifyCalibration | None = None) -> Report:
@@ -423,6 +496,7 @@ def build_report(run: EvalRun, selective: SelectiveFit | None = None, calibratio
         total_seconds=run.seconds,
         mean_fingract=statistics.fmean(scores) if scores else None,
         closed_book=run.dataset == "diahalu",
+        systems=compare_systems(run) if run.cases else (),
         predictions=[
             {
                 "id": c.case_id, "position": c.position, "gold": c.gold, "predicted": c.predicted,
@@ -441,17 +515,14 @@ def format_report(report: Report) -> str:
         lines.append(f"{len(report.failed_rows)} rows failed in the model and count as wrong, e.g. {report.failed_rows[0]}")
     if report.closed_book:
         lines.append("closed-book: no evidence in this dataset; verdicts come from the model's own knowledge")
-    header = f"{'system':<28}{'accuracy':>9}{'macro-F1':>10}"
+    header = f"{'system':<44}{'accuracy':>9}{'macro-F1':>10}{'held-out acc':>14}{'held-out F1':>13}"
     lines += ["", header, "-" * len(header)]
-    rows: list[tuple[str, Metrics]] = [
-        ("halluwatch pipeline", report.pipeline),
-        ("model alone (no pipeline)", report.model_alone),
-        (f"majority ({report.majority_label})", report.majority),
-    ]
-    if report.held_out is not None:
-        rows.insert(1, (f"pipeline, held-out {report.held_out.n}", report.held_out))
-    for name, m in rows:
-        lines.append(f"{name:<28}{m.accuracy:>9.3f}{m.macro_f1:>10.3f}")
+    for system in report.systems:
+        held = system.held_out
+        tail = f"{held.accuracy:>14.3f}{held.macro_f1:>13.3f}" if held is not None else f"{'-':>14}{'-':>13}"
+        lines.append(f"{system.name:<44}{system.all_rows.accuracy:>9.3f}{system.all_rows.macro_f1:>10.3f}{tail}")
+    if any(s.held_out is not None for s in report.systems):
+        lines.append("held-out: the odd rows, never used to fit the shipped calibration")
     if report.dataset == "halueval":
         lines.append("reported elsewhere on HaluEval dialogue (accuracy):")
         lines += [f"  {name:<26}{accuracy:>9.3f}" for name, accuracy in HALUEVAL_REFERENCES]

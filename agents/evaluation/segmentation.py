@@ -22,8 +22,8 @@ from agents.inputs import read_jsonl
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.stages.segment import classify_sentence, segment
-from agents.stages.standalone import answer_part, is_user_text, leading_pronoun, near_duplicate
-from agents.text import sentences
+from agents.stages.standalone import is_user_text, leading_pronoun, near_duplicate
+from agents.text import answer_part, sentences
 from schemas import ClaimSet, ContextLine, Role, Turn
 
 # What the issue asks of segmentation (shares of claims or factual turns).

@@ -51,11 +51,23 @@ class TokenScore:
     best_alternative: float
 
 
+@dataclass(frozen=True)
+class Footprint:
+    """What a backend holds in memory: how many copies of the weights, their size, and the prefix caches."""
+
+    model_copies: int
+    weight_bytes: int  # the model file, mapped once per copy
+    prefix_cache_bytes: int  # saved KV caches of the prompt families' static prefixes
+    prefix_families: int
+
+
 class Backend(Protocol):
     """Runs one completion synchronously. Called only from the runner's thread."""
 
     name: str
 
     def complete(self, prompt: Prompt, schema: dict[str, Any], max_tokens: int) -> RawGeneration: ...
+
+    def footprint(self) -> Footprint: ...
 
     def close(self) -> None: ...

@@ -5,7 +5,10 @@ batch while keeping logits only at chosen positions (to score a claim's
 tokens as the prompt is read), reading one row of logits, a grammar sampler
 it can apply to a single candidate (so greedy decoding need not constrain the
 whole 262k vocabulary), and moving the context's token count to reuse a
-cached prefix. They reach into ``Llama._ctx``, ``Llama._batch``,
+cached prefix. To keep one copy of the weights for every prompt family, it
+also saves and restores the KV cache of one sequence (a family's prompt
+prefix): ``Llama.save_state`` would copy the whole logits buffer, which with
+Gemma's 262k vocabulary is hundreds of megabytes. They reach into ``Llama._ctx``, ``Llama._batch``,
 ``Llama._model``, ``LlamaGrammar._grammar`` / ``._root`` and write
 ``Llama.n_tokens`` / ``Llama.input_ids``. Nothing else in halluwatch does.
 
@@ -32,7 +35,8 @@ _GRAMMAR_PRIVATE = ("_grammar", "_root")
 _LIBRARY_FUNCTIONS = (
     "llama_get_logits_ith", "llama_sampler_init_grammar", "llama_sampler_apply", "llama_sampler_accept",
     "llama_sampler_free", "llama_vocab_is_eog", "llama_token_data_array", "llama_token_data_p",
-    "llama_log_callback", "llama_log_set",
+    "llama_log_callback", "llama_log_set", "llama_get_memory", "llama_memory_seq_rm", "llama_state_seq_get_size",
+    "llama_state_seq_get_data", "llama_state_seq_set_data",
 )
 
 TOKEN_DATA = [("id", "<i4"), ("logit", "<f4"), ("p", "<f4")]  # numpy layout of llama_token_data
@@ -117,6 +121,31 @@ def holds_prefix(llm: Any, tokens: list[int]) -> bool:
 def rewind(llm: Any, n_tokens: int) -> None:
     """Keep only the first ``n_tokens`` of the context: the next evaluation continues from there."""
     llm.n_tokens = n_tokens
+
+
+def save_sequence(llm: Any) -> Any:
+    """The KV cache of the context's sequence as an opaque buffer, for :func:`restore_sequence`.
+
+    It holds the cache of the first ``llm.n_tokens`` tokens (about 12 KB per token for Gemma 3 270M).
+    """
+    import llama_cpp
+
+    size = llama_cpp.llama_state_seq_get_size(llm._ctx.ctx, 0)
+    state = (ctypes.c_uint8 * size)()
+    if llama_cpp.llama_state_seq_get_data(llm._ctx.ctx, state, size, 0) != size:
+        raise RuntimeError("llama.cpp did not copy the whole sequence state")
+    return state
+
+
+def restore_sequence(llm: Any, state: Any, tokens: list[int]) -> None:
+    """Replace the context's cache with a saved one; ``tokens`` are the tokens it was saved after."""
+    import llama_cpp
+
+    llama_cpp.llama_memory_seq_rm(llama_cpp.llama_get_memory(llm._ctx.ctx), 0, -1, -1)
+    if llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, state, len(state), 0) != len(state):
+        raise RuntimeError("llama.cpp did not accept the saved sequence state")
+    llm.input_ids[: len(tokens)] = tokens
+    llm.n_tokens = len(tokens)
 
 
 def decode_keeping(llm: Any, tokens: list[int], wanted: set[int]) -> dict[int, Any]:

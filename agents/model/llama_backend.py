@@ -1,7 +1,9 @@
 """The llama.cpp backend: a GGUF model in-process through llama-cpp-python.
 
-One ``Llama`` context per prompt family, so each family keeps its static
-prefix in its own KV cache. Output is grammar-constrained JSON; at each
+One ``Llama`` (one copy of the weights, one context) serves every prompt
+family. Each family's static prefix is evaluated once; its KV cache is saved
+and restored when the family comes back, so switching families costs a copy
+of a few megabytes instead of re-reading the prefix. Output is grammar-constrained JSON; at each
 ``"label"`` position the backend records the probability mass on each label,
 and while reading the prompt it scores the tokens of the marked substrings
 (:class:`~agents.model.backend.TokenScore`). Everything below the public
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +22,7 @@ import orjson
 
 from agents.errors import ModelFileError, ModelOutputError
 from agents.model import llama_adapter
-from agents.model.backend import Prompt, RawGeneration, TokenScore
+from agents.model.backend import Footprint, Prompt, RawGeneration, TokenScore
 from agents.model.config import ModelConfig
 
 GGUF_MAGIC = b"GGUF"
@@ -62,8 +65,20 @@ def resolve_model_path(config: ModelConfig) -> Path:
     return path
 
 
+@dataclass(frozen=True)
+class SavedPrefix:
+    """A prompt family's static prefix: its tokens and the KV cache after them."""
+
+    tokens: tuple[int, ...]
+    state: Any  # from llama_adapter.save_sequence
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.state)
+
+
 class LlamaBackend:
-    """llama-cpp-python, one ``Llama`` context per prompt family over one mmapped GGUF file."""
+    """llama-cpp-python: one ``Llama`` over the GGUF file, with a saved prefix cache per prompt family."""
 
     name = "llama.cpp"
 
@@ -74,7 +89,8 @@ class LlamaBackend:
         self._config = config
         self._path = resolve_model_path(config)
         self._llama_cls = Llama
-        self._contexts: dict[str, Any] = {}
+        self._llm: Any = None
+        self._prefixes: dict[str, SavedPrefix] = {}  # per family; replaced when its static text changes
         self._grammars: dict[str, Any] = {}
         self._buffers: dict[int, Any] = {}
         self._static: dict[tuple[str, str], list[int]] = {}
@@ -84,10 +100,10 @@ class LlamaBackend:
         self._rng = np.random.default_rng(config.seed)
         self.model_name = self._path.name
 
-    def _context(self, family: str) -> Any:
-        if family not in self._contexts:
+    def _model(self) -> Any:
+        if self._llm is None:
             c = self._config
-            self._contexts[family] = self._llama_cls(
+            self._llm = self._llama_cls(
                 model_path=str(self._path),
                 n_ctx=c.n_ctx,
                 n_threads=c.n_threads,
@@ -95,7 +111,15 @@ class LlamaBackend:
                 seed=c.seed,
                 verbose=False,
             )
-        return self._contexts[family]
+        return self._llm
+
+    def footprint(self) -> Footprint:
+        return Footprint(
+            model_copies=int(self._llm is not None),
+            weight_bytes=self._path.stat().st_size,
+            prefix_cache_bytes=sum(p.nbytes for p in self._prefixes.values()),
+            prefix_families=len(self._prefixes),
+        )
 
     def _grammar_for(self, schema: dict[str, Any]) -> Any:
         key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS).decode()
@@ -120,12 +144,18 @@ class LlamaBackend:
         # call computes its variable part the same way whether the prefix was cached or not: the same
         # input then gives the same logits, bit for bit. With reuse on, the static part is kept.
         started = time.perf_counter()
+        saved = self._prefixes.get(prompt.family)
         if self._config.prefix_reuse and llama_adapter.holds_prefix(llm, static):
+            reused = len(static)  # the last call was of the same family
+        elif self._config.prefix_reuse and saved is not None and list(saved.tokens) == static:
+            llama_adapter.restore_sequence(llm, saved.state, static)
             reused = len(static)
         else:
             llama_adapter.rewind(llm, 0)  # eval() drops the cache beyond n_tokens before it decodes
             llm.eval(static)
             reused = 0
+            if self._config.prefix_reuse:
+                self._prefixes[prompt.family] = SavedPrefix(tuple(static), llama_adapter.save_sequence(llm))
         llama_adapter.rewind(llm, len(static))
         # Logits are kept only where a scored token is predicted (the position before it) and at the end.
         wanted = {len(static) + i - 1 for start, end in spans for i in range(start, end)}
@@ -153,7 +183,7 @@ class LlamaBackend:
         return llm.tokenize(text.encode("utf-8"), add_bos=False, special=False) if text else []
 
     def complete(self, prompt: Prompt, schema: dict[str, Any], max_tokens: int) -> RawGeneration:
-        llm = self._context(prompt.family)
+        llm = self._model()
         tokens, reused, prompt_seconds, token_scores = self._evaluate_prompt(llm, prompt, max_tokens)
         sampler = llama_adapter.grammar_sampler(llm, self._grammar_for(schema))
         observer = _LabelObserver(self._label_sets(llm, label_values(schema)))
@@ -241,9 +271,10 @@ class LlamaBackend:
         return self._labels[values]
 
     def close(self) -> None:
-        for llm in self._contexts.values():
-            llm.close()
-        self._contexts.clear()
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None
+        self._prefixes.clear()
 
 
 def _tokenize_marked(llm: Any, text: str, marked: tuple[str, ...]) -> tuple[list[int], list[tuple[int, int]]]:

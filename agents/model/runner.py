@@ -35,7 +35,7 @@ from typing import Any, Generic, TypeVar
 import orjson
 
 from agents.errors import ModelOutputError
-from agents.model.backend import Backend, Prompt, RawGeneration, TokenScore
+from agents.model.backend import Backend, Footprint, Prompt, RawGeneration, TokenScore
 from agents.model.config import ModelConfig
 from schemas import Label, LabelScores, RecordError, from_dict
 from schemas.generate import schema_for
@@ -131,6 +131,12 @@ class ModelRunner:
         started = time.perf_counter()
         raw = backend.complete(prompt, schema, max_tokens)
         return raw, time.perf_counter() - started
+
+    async def footprint(self) -> Footprint | None:
+        """What the loaded model holds in memory (asked on the model thread); None before it is loaded."""
+        if self._backend is None:
+            return None
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self._backend.footprint)
 
     def with_prefix_reuse(self, enabled: bool) -> ModelRunner:
         """A separate runner (own contexts) with prefix reuse switched on or off; for benchmarks."""

@@ -13,8 +13,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agents.scoring.calibration import FEATURE_NAMES
-from agents.text import clauses, content_words, coverage, names, names_in, numbers, same_number, value_names, years
-from schemas import EvidenceFit, Label, LabelScores, Passage
+from agents.text import (
+    DATE_WORDS,
+    STOPWORDS,
+    answer_part,
+    clauses,
+    content_words,
+    coverage,
+    names,
+    names_in,
+    normalized,
+    numbers,
+    same_number,
+    sentences,
+    value_names,
+    years,
+)
+from schemas import ContextLine, EvidenceFit, Label, LabelScores, Passage, Role
 
 _NEGATION = re.compile(r"\b(not|no|never|none|nobody|neither|nor|n't|cannot|false|denied|deny|denies)\b", re.I)
 
@@ -85,8 +100,76 @@ def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5
     return found
 
 
-def claim_signals(claim: str, passages: Sequence[Passage]) -> Signals:
-    """Feature values in the order of FEATURE_NAMES (after the three model log-probabilities)."""
+@dataclass(frozen=True)
+class AnswerSupport:
+    """How much of what the reply adds to the conversation the evidence backs.
+
+    In a grounded dialogue the user's question already names the subject ("Which county is Hartland
+    Swamp in?"); what the reply adds ("Erie County") is what must be in the evidence. Words, names and
+    numbers the user's last line already has are left out, so a long answer that repeats the question
+    is not rewarded for it. None of these grows with the answer's length.
+
+    Whether the reply appears verbatim in the evidence is left out on purpose: on HaluEval it is
+    the strongest signal (the right answers there are copied spans of the knowledge), but a
+    chatbot paraphrases ("finished" for "completed"), and a verifier that learned to trust only
+    copies flagged the paraphrase as an error.
+    """
+
+    word_support: float  # share of the reply's own content words found in the evidence
+    names_missing: float  # share of the reply's own names the evidence lacks (0 without names)
+    numbers_missing: float  # share of the reply's own numbers the evidence lacks (0 without numbers)
+    missing: tuple[str, ...] = ()  # those names and numbers, to show a person
+
+    @property
+    def values(self) -> tuple[float, ...]:
+        return (self.word_support, self.names_missing, self.numbers_missing)
+
+
+def reply_names(text: str) -> set[str]:
+    """Names in a reply, sentence-initial ones included: a bare answer ("Pretoria.") starts its sentence.
+
+    :func:`~agents.text.names` skips the first word of a sentence, where any word is capitalised; a
+    sentence-initial word that is not a name ("Completed in 1889") is then looked up in the evidence
+    case-blind, where an ordinary word is usually found.
+    """
+    found = value_names(text)
+    for sentence in sentences(text):
+        first = sentence.split()[0].strip(".,;:!?\"'()[]")
+        word = re.sub(r"'s$", "", normalized(first))
+        if first[:1].isupper() and len(word) > 1 and word not in STOPWORDS and word not in DATE_WORDS:
+            found.add(word)
+    return found
+
+
+def answer_support(claim: str, passages: Sequence[Passage], context: Sequence[ContextLine] = ()) -> AnswerSupport:
+    """How far the passage that talks about the claim backs what the reply adds (see AnswerSupport).
+
+    Only that passage counts, the one sharing most of the claim's words: with several passages
+    retrieved, a word found in an unrelated one ("Berlin", in a passage on the Berlin Wall, for
+    "The Eiffel Tower is in Berlin") backs nothing.
+    """
+    asked = next((line.text for line in reversed(context) if line.role is Role.USER), "")
+    claim_words = content_words(claim)
+    evidence = max((p.text for p in passages), key=lambda text: coverage(claim_words, content_words(text)), default="")
+    own_words = content_words(claim) - content_words(asked) or content_words(claim)
+    own_names = sorted(n for n in reply_names(answer_part(claim, context)) if not names_in(asked, n))
+    missing_names = [n for n in own_names if not names_in(evidence, n)]
+    evidence_numbers = numbers(evidence)
+    own_numbers = sorted(n for n in numbers(claim) if not any(same_number(n, m) for m in numbers(asked)))
+    missing_numbers = [n for n in own_numbers if not any(same_number(n, m) for m in evidence_numbers)]
+    return AnswerSupport(
+        word_support=coverage(own_words, content_words(evidence)),
+        names_missing=len(missing_names) / len(own_names) if own_names else 0.0,
+        numbers_missing=len(missing_numbers) / len(own_numbers) if own_numbers else 0.0,
+        missing=tuple(missing_names + missing_numbers),
+    )
+
+
+def claim_signals(claim: str, passages: Sequence[Passage], context: Sequence[ContextLine] = ()) -> Signals:
+    """Feature values in the order of FEATURE_NAMES (after the three model log-probabilities).
+
+    ``context`` is the dialogue before the turn: what the user asked is not what the reply adds.
+    """
     claim_words = content_words(claim)
     all_text = " ".join(p.text for p in passages)
     all_words = content_words(all_text)
@@ -122,6 +205,9 @@ def claim_signals(claim: str, passages: Sequence[Passage]) -> Signals:
         notes.append(f"[{swap.passage + 1}] says {', '.join(swap.stated)} where the claim says {', '.join(swap.claimed)}")
     if passages and best_overlap < 0.2:
         notes.append("little word overlap with any passage")
+    support = answer_support(claim, passages, context) if passages else AnswerSupport(0.0, 0.0, 0.0)
+    if support.missing:
+        notes.append(f"the reply's {', '.join(support.missing)} not in the evidence")
 
     values = (
         best_overlap,
@@ -133,6 +219,7 @@ def claim_signals(claim: str, passages: Sequence[Passage]) -> Signals:
         swap.overlap if swap is not None else 0.0,
         float(not passages),
         math.log1p(len(passages)),
+        *support.values,
     )
     assert len(values) + 6 == len(FEATURE_NAMES)
     return Signals(values=values, notes=tuple(notes), best_passage=best, swap=swap)

@@ -180,7 +180,9 @@ async def _correct(
     if feedback:
         lines += f"\nReviewer: {truncate(feedback, 300)}"
     schema = schema_for(CorrectionOutput)
-    schema["properties"]["evidence"]["maximum"] = len(candidates)
+    # An enum, not a maximum: the grammar enforces enums, while llama.cpp's converter ignores integer bounds
+    # (measured: the 270M model wrote "evidence": 1953 and the row failed).
+    schema["properties"]["evidence"] = {"type": "integer", "enum": list(range(1, len(candidates) + 1))}
     generation = await model.generate(
         prompt.render(claim=claim.claim_text, evidence=lines), CorrectionOutput, max_tokens=140, schema=schema
     )

@@ -26,11 +26,10 @@ from agents.stages.standalone import (
     drop_duplicates,
     is_bare_answer,
     is_user_text,
-    last_question,
     resolve_pronoun,
     with_question,
 )
-from agents.text import content_words, coverage, sentences, truncate
+from agents.text import content_words, coverage, last_question, sentences, truncate
 from schemas import Claim, ClaimSet, ContextLine, SkippedSpan, SkipReason, StageTiming, Turn, ids
 from schemas.records import MAX_CLAIMS
 

@@ -32,9 +32,10 @@ _NOT_A_NAME = frozenset(
     "what which who whom whose when where why how do does did is are was were can could would should will".split()
 ) | STOPWORDS
 # Auxiliaries, copulas and past forms: a cheap sign that words make a sentence rather than a bare answer.
+# "'s" counts only after a pronoun ("it's"): after a name it is a possessive ("Arthur's Magazine").
 _VERB = re.compile(
     r"\b(is|are|was|were|be|been|being|am|has|have|had|do|does|did|will|would|can|could|may|might|must|shall|"
-    r"should|'s|'re|[a-z]{3,}ed)\b",
+    r"should|(?:it|that|he|she|there|here|what|who|where|this)'s|'re|[a-z]{3,}ed)\b",
     re.IGNORECASE,
 )
 # At most this many words make a reply a bare answer that needs its question to mean anything.
@@ -81,15 +82,6 @@ def resolve_pronoun(claim: str, earlier: Sequence[str]) -> str:
     return replacement + claim.strip()[len(pronoun):]
 
 
-def last_question(context: Sequence[ContextLine]) -> str | None:
-    """The user's question the reply answers: the last user line, when it asks something."""
-    for line in reversed(context):
-        if line.role is Role.USER:
-            text = " ".join(line.text.split())
-            return text if "?" in text else None
-    return None
-
-
 def is_bare_answer(text: str, question: str) -> bool:
     """A few words that answer the question but say nothing on their own ("First for Women.", "Niagara County").
 
@@ -106,14 +98,6 @@ def with_question(question: str, answer: str) -> str:
     """A bare answer made checkable: the question it answers, then the answer ("Who ...? Jon Favreau.")."""
     answer = answer.strip()
     return f"{question.strip()} {answer if answer.endswith(('.', '!')) else answer + '.'}"
-
-
-def answer_part(claim: str, context: Sequence[ContextLine]) -> str:
-    """The reply's own part of a claim: a bare answer's claim (see :func:`with_question`) without its question."""
-    question = last_question(context)
-    if question is not None and claim.startswith(question):
-        return claim[len(question):].strip()
-    return claim
 
 
 def is_user_text(claim: str, turn_text: str, context: Sequence[ContextLine]) -> bool:

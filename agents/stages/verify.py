@@ -25,10 +25,11 @@ from agents.model.runner import Generation, ModelRunner
 from agents.model.timing import StageClock
 from agents.scoring.calibration import VerifyCalibration
 from agents.scoring.selective import SelectiveModel, selective_features
-from agents.scoring.signals import claim_signals, features
+from agents.scoring.signals import Signals, claim_signals, features
 from agents.stages.sufficiency import assess_sufficiency
 from agents.text import truncate
 from schemas import (
+    Claim,
     ClaimSufficiency,
     ClaimVerdict,
     Evidence,
@@ -192,6 +193,13 @@ async def judge(
     ], clock
 
 
+def claim_features(evidence: Evidence, claim: Claim, judgement: Judgement) -> tuple[Signals, LabelScores, tuple[float, ...]]:
+    """What the calibration reads for one claim: its signals, the model's debiased scores, and the feature row."""
+    signals = claim_signals(claim.text, evidence.passages, evidence.claimset.context)
+    adjusted = judgement.debiased()
+    return signals, adjusted, features(adjusted, signals, judgement.fit)
+
+
 def decide(
     evidence: Evidence,
     judged: Sequence[Judgement],
@@ -210,9 +218,8 @@ def decide(
     checks = {s.claim_id: s for s in sufficiency}
     for claim, judgement in zip(evidence.claimset.claims, judged):
         raw, model_scores = judgement.verdict, judgement.scores
-        signals = claim_signals(claim.text, passages)
-        adjusted = judgement.debiased()
-        scores = calibration.combine(features(adjusted, signals, judgement.fit))
+        signals, adjusted, row = claim_features(evidence, claim, judgement)
+        scores = calibration.combine(row)
         cited_index = signals.best_passage
         if signals.swap is not None:
             scores = calibration.after_value_swap(scores)

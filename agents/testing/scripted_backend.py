@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.model.backend import Prompt, RawGeneration, TokenScore
+from agents.model.backend import Footprint, Prompt, RawGeneration, TokenScore
 from schemas import Label, LabelScores
 
 Answer = str | Callable[[Prompt], str]
@@ -33,9 +33,11 @@ class ScriptedBackend:
     token_scores: dict[str, Callable[[str], tuple[TokenScore, ...]]] = field(default_factory=dict)
     name: str = "scripted"
     prompts: list[Prompt] = field(default_factory=list)
+    record_prompts: bool = True  # off in a long-running worker, where the list would only grow
 
     def complete(self, prompt: Prompt, schema: dict[str, Any], max_tokens: int) -> RawGeneration:
-        self.prompts.append(prompt)
+        if self.record_prompts:
+            self.prompts.append(prompt)
         if prompt.family not in self.answers:
             raise AssertionError(f"ScriptedBackend has no answer for the {prompt.family!r} prompt family")
         answer = self.answers[prompt.family]
@@ -52,6 +54,9 @@ class ScriptedBackend:
     def _label_scores(self, prompt: Prompt) -> Sequence[LabelScores | dict[str, float]]:
         scores = self.label_scores.get(prompt.family, ())
         return scores(prompt) if callable(scores) else scores
+
+    def footprint(self) -> Footprint:
+        return Footprint(model_copies=0, weight_bytes=0, prefix_cache_bytes=0, prefix_families=0)
 
     def close(self) -> None:
         pass

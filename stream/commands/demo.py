@@ -24,7 +24,7 @@ from stream.app import bootstrap_servers
 from stream.broker import EmbeddedBroker
 from stream.commands.replay_report import format_summary, summarize
 from stream.errors import ReplayError
-from stream.process import stop
+from stream.process import peak_rss_mb, stop
 from stream.replay import read_replay, replay_and_collect
 from stream.settings import Settings
 
@@ -105,10 +105,12 @@ async def run_demo(args: argparse.Namespace, settings: Settings) -> int:
             )
             if worker.poll() is not None:
                 raise ReplayError(f"the demo's worker exited with code {worker.returncode}: see its message above")
+            worker_memory = peak_rss_mb(worker.pid)
         finally:
             stop(worker)
     print("\nsummary")
     print(format_summary(summarize(sent, collected, replay.labels)))
+    print(f"worker peak memory: {worker_memory:.0f} MB")
     if not finished:
         raise ReplayError(f"the demo did not finish within {args.timeout:.0f}s: raise --timeout on a slow machine")
     return 0

@@ -8,7 +8,7 @@ from agents.errors import InputError
 from agents.evaluation.atomic_claims import read_atomic
 from agents.evaluation.datasets import read_averitec, read_diahalu, read_halueval
 from agents.evaluation.harness import (
-    CLAIM_LEVEL,
+    FITTABLE,
     EvalRun,
     build_report,
     evaluate_atomic,
@@ -64,8 +64,8 @@ async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) ->
 async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     if args.dataset == "segmentation":
         return await run_segmentation_eval(args, settings)
-    if args.fit_calibration and args.dataset not in CLAIM_LEVEL:
-        raise InputError(f"--fit-calibration needs claim-level labels: use it with {' or '.join(CLAIM_LEVEL)}")
+    if args.fit_calibration and args.dataset not in FITTABLE:
+        raise InputError(f"--fit-calibration needs rows a verdict can be fitted on: use it with {', '.join(FITTABLE)}")
     if args.fit_with and not args.fit_calibration:
         raise InputError("--fit-with adds rows to a fit: give --fit-calibration OUT too")
     also = [load_judgements(path) for path in args.fit_with]

@@ -56,3 +56,18 @@ def test_a_missing_attribute_is_named() -> None:
         pass
 
     assert "Llama._ctx" in llama_adapter.missing_private_attributes(Bare(), Bare())
+
+
+def test_a_saved_sequence_restores_the_same_cache(loaded: tuple[Any, Any]) -> None:
+    llm, _ = loaded
+    prefix = llm.tokenize(b"The Eiffel Tower is in", add_bos=True)
+    llama_adapter.rewind(llm, 0)
+    llm.eval(prefix)
+    state = llama_adapter.save_sequence(llm)
+    expected = llama_adapter.decode_keeping(llm, llm.tokenize(b" Paris", add_bos=False), {len(prefix)})[len(prefix)]
+    llama_adapter.rewind(llm, 0)
+    llm.eval(llm.tokenize(b"Something else entirely, and longer than the prefix was.", add_bos=True))
+    llama_adapter.restore_sequence(llm, state, prefix)
+    assert llama_adapter.holds_prefix(llm, prefix) and llm.n_tokens == len(prefix)
+    again = llama_adapter.decode_keeping(llm, llm.tokenize(b" Paris", add_bos=False), {len(prefix)})[len(prefix)]
+    assert (again == expected).all()

@@ -53,7 +53,7 @@ def test_a_row_of_neither_kind_is_a_clear_error(tmp_path: Path) -> None:
 async def test_a_turn_is_a_hallucination_unless_verified_true(scripted, tmp_path: Path) -> None:
     # The script calls the right answer true and the hallucinated one unverifiable: both come out right.
     def right(p: Prompt) -> bool:
-        return "Arthur's Magazine was started first." in p.variable
+        return "First for Women? Arthur's Magazine." in p.variable  # the bare answer, checked with its question
 
     runner, _ = scripted(
         {"segment": lambda p: '{"claims":["%s was started first."]}' % ("Arthur's Magazine" if "Reply: Arthur" in p.variable
@@ -66,8 +66,14 @@ async def test_a_turn_is_a_hallucination_unless_verified_true(scripted, tmp_path
     pipeline = Pipeline(runner, Prompts.load(), VerifyCalibration.identity(), max_rounds=1)
     run = await evaluate_halueval(read_halueval(write(tmp_path, QA)), pipeline, show_progress=False)
     assert [(c.gold, c.predicted) for c in run.cases] == [("factual", "factual"), ("hallucination", "hallucination")]
-    text = format_report(build_report(run))
+    report = build_report(run)
+    text = format_report(report)
     assert "CAAFC, Gemma 3 27B" in text and "0.770" in text and "not true" in text
+    # The trained and the untrained verifier are shown side by side (here both are the identity).
+    systems = {s.name: s for s in report.systems}
+    assert systems["pipeline"].all_rows.accuracy == systems["pipeline, base model (untrained)"].all_rows.accuracy == 1.0
+    assert "pipeline, base model (untrained)" in text and "held-out acc" in text
+    assert systems["pipeline"].held_out is None  # one row, at an even position: nothing is held out
 
 
 @pytest.mark.skipif(not SHARED_DATA.exists(), reason="../shared/data is not beside the checkout")

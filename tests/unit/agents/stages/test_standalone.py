@@ -5,18 +5,20 @@ from agents.stages.standalone import (
     first_name,
     is_bare_answer,
     is_user_text,
-    last_question,
     leading_pronoun,
     near_duplicate,
     resolve_pronoun,
     with_question,
 )
+from agents.text import last_question
 from schemas import ContextLine, Role
 
 
 @pytest.mark.parametrize(("answer", "question", "bare"), [
     ("Johannesburg", "What city in Gauteng has a suburb called Kew?", True),
     ("First for Women.", "Which magazine was started first, Arthur's Magazine or First for Women?", True),
+    ("Arthur's Magazine.", "Which magazine was started first, Arthur's Magazine or First for Women?", True),
+    ("It's in Paris.", "Where is the Eiffel Tower?", False),
     ("Niagara County", "What New York county is Hartland Swamp located in?", True),
     ("The Berlin Wall fell in 1989.", "When did the Berlin Wall fall?", False),  # restates the subject
     ("Mount Everest is 8,849 metres tall.", "How tall is Mount Everest?", False),  # has a verb

@@ -1,0 +1,31 @@
+"""One copy of the weights for every prompt family, and each family's prefix still reused (real model)."""
+
+from __future__ import annotations
+
+from agents.model.runner import ModelRunner
+from agents.stages.pipeline import Prompts
+from agents.stages.segment import SegmentOutput
+from agents.stages.verify import ask_verdicts
+
+
+async def test_two_prompt_families_share_one_model_and_each_keeps_its_prefix(real_model: ModelRunner) -> None:
+    prompts = Prompts.load()
+    segment = prompts.segment.render(context="(start of conversation)", text="Lisbon is the capital of Portugal.")
+    verify = prompts.verify.with_evidence.render(evidence="[1] undated Lisbon is Portugal's capital.", claims="1. Lisbon is in Spain.")
+
+    first_segment = await real_model.generate(segment, SegmentOutput, 100)
+    first_verify = await ask_verdicts(real_model, verify, 1)
+    # Each family comes back after the other one ran: its prefix is restored, not read again.
+    again_segment = await real_model.generate(segment, SegmentOutput, 100)
+    again_verify = await ask_verdicts(real_model, verify, 1)
+
+    footprint = await real_model.footprint()
+    assert footprint is not None and footprint.model_copies == 1
+    assert footprint.prefix_families >= 2 and footprint.prefix_cache_bytes > 0
+    assert 0 < again_segment.reused_tokens < again_segment.prompt_tokens
+    assert 0 < again_verify.reused_tokens < again_verify.prompt_tokens
+    assert again_segment.reused_tokens != again_verify.reused_tokens  # two different prefixes
+    # A restored prefix is the same cache, so the answers do not change.
+    assert again_segment.output == first_segment.output
+    assert again_verify.output == first_verify.output
+    assert again_verify.label_scores == first_verify.label_scores

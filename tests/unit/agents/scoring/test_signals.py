@@ -1,0 +1,53 @@
+"""What the reply adds must be in the evidence: the answer-support signals."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.scoring.calibration import FEATURE_NAMES
+from agents.scoring.signals import answer_support, claim_signals
+from schemas import ContextLine, Role
+from tests.support.records import passage
+
+KEW = passage("Kew is a suburb of Johannesburg, South Africa. It lies in Gauteng, the wealthiest province.")
+ASKED = (ContextLine(role=Role.USER, text="What city in Gauteng, South Africa has a suburb called Kew?"),)
+
+
+def test_a_right_bare_answer_is_found_in_the_evidence() -> None:
+    right = answer_support("What city in Gauteng, South Africa has a suburb called Kew? Johannesburg.", [KEW], ASKED)
+    assert right.word_support == 1.0
+    assert right.names_missing == 0.0 and right.missing == ()
+
+
+def test_a_made_up_answer_is_missing_even_when_it_repeats_the_question() -> None:
+    # The question's words (Gauteng, South Africa, Kew) are in the evidence too; they must not count for the reply.
+    wrong = answer_support("Pretoria, in Gauteng, South Africa, has a suburb called Kew.", [KEW], ASKED)
+    assert wrong.names_missing == 1.0 and wrong.missing == ("pretoria",)
+    assert wrong.word_support < 0.5
+
+
+def test_numbers_the_user_gave_are_not_the_reply_s_own() -> None:
+    asked = (ContextLine(role=Role.USER, text="Was the tower finished in 1889?"),)
+    tower = passage("The tower was completed in 1889 and is 330 metres tall.")
+    assert answer_support("Yes, it was finished in 1889 and is 300 metres tall.", [tower], asked).numbers_missing == 1.0
+    assert answer_support("Yes, it was finished in 1889 and is 330 metres tall.", [tower], asked).numbers_missing == 0.0
+
+
+def test_without_a_question_the_whole_claim_is_the_reply_s_own() -> None:
+    support = answer_support("Johannesburg is in Gauteng.", [KEW])
+    assert support.word_support == 1.0 and support.names_missing == 0.0
+
+
+@pytest.mark.parametrize("context", [(), ASKED])
+def test_the_signals_fill_every_feature_and_explain_a_missing_name(context: tuple[ContextLine, ...]) -> None:
+    signals = claim_signals("Pretoria has a suburb called Kew.", [KEW], context)
+    assert len(signals.values) + 6 == len(FEATURE_NAMES)
+    assert "the reply's pretoria not in the evidence" in signals.notes
+
+
+def test_only_the_passage_about_the_claim_backs_it() -> None:
+    asked = (ContextLine(role=Role.USER, text="Where is the Eiffel Tower?"),)
+    tower = passage("The Eiffel Tower is a wrought-iron tower in Paris, France.", pid="p1")
+    wall = passage("The Berlin Wall fell in November 1989.", pid="p2")
+    support = answer_support("The Eiffel Tower is in Berlin.", [tower, wall], asked)
+    assert support.word_support == 0.0 and support.names_missing == 1.0 and support.missing == ("berlin",)
