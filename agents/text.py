@@ -21,6 +21,16 @@ STOPWORDS = frozenset(
 )
 
 
+# C0 and C1 control characters but tab and newlines, and the bidirectional overrides that make text read
+# differently from how it is stored: chatbot text is hostile input, and none of these carries a fact.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def without_control_characters(text: str) -> str:
+    """``text`` with control characters (NUL included) and bidi overrides removed; tab and newlines kept."""
+    return _CONTROL.sub("", text)
+
+
 def sentences(text: str) -> list[str]:
     """Split text into sentences on end punctuation followed by a capital or digit."""
     parts = [p.strip() for p in _SENTENCE_END.split(text.strip())]

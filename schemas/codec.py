@@ -33,8 +33,10 @@ def to_dict(record: object) -> dict[str, Any]:
     return orjson.loads(encode(record))
 
 
-def decode(cls: type[R], data: bytes | str) -> R:
+def decode(cls: type[R], data: bytes | str | None) -> R:
     """Parse, validate against ``cls``'s schema, and build the record."""
+    if not data:
+        raise NotJSONError("empty value (a tombstone?): a record is a JSON object; send the record, not a deletion")
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as exc:

@@ -92,7 +92,9 @@ class StageTiming:
     """How long one stage took for one record.
 
     model_seconds is the part spent in the model, prompt_seconds the part of that spent
-    evaluating prompt tokens; prompt_tokens counts only the tokens evaluated (not reused).
+    evaluating prompt tokens; prompt_tokens counts only the tokens evaluated (not reused),
+    variable_tokens those of the prompts' variable parts (what had to be evaluated with every
+    prefix cached), generated_tokens those the model wrote.
     """
 
     stage: str = field(metadata=_text(32, 1))
@@ -101,6 +103,7 @@ class StageTiming:
     prompt_seconds: float = field(default=0.0, metadata={"minimum": 0})
     prompt_tokens: int = field(default=0, metadata={"minimum": 0})
     generated_tokens: int = field(default=0, metadata={"minimum": 0})
+    variable_tokens: int = field(default=0, metadata={"minimum": 0})
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,8 @@ def free_port() -> int:
 
 def port_is_free(port: int) -> bool:
     with socket.socket() as s:
+        # As the broker binds (SO_REUSEADDR): connections of a killed broker still in TIME_WAIT don't count.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((HOST, port))
         except OSError:
@@ -119,6 +121,14 @@ class EmbeddedBroker:
         try:
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+        self._log.close()
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would: for tests of broker faults. A memory-only broker loses every topic."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
             process.kill()
             process.wait(timeout=5)
         self._log.close()

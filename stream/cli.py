@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="re-decide judgements saved by --save-judgements instead of running the model")
     evaluate.add_argument("--save-judgements", type=Path, metavar="FILE",
                           help="write what the model said on every row (to refit calibrations without the model)")
+    evaluate.add_argument("--append-to-reply", metavar="TEXT",
+                          help="append TEXT to every checked reply (e.g. an instruction to the checker), to measure"
+                          " how far it sways the verdicts")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar")
     _model_flags(evaluate)
 
@@ -118,7 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the stream's own throughput and cost: a worker on a scripted model that costs nothing")
     bench.add_argument("--conversations", type=int, default=100, help="with --scripted: synthetic conversations")
     bench.add_argument("--turns-per-conversation", type=int, default=10, help="with --scripted: turns in each (half assistant)")
-    bench.add_argument("--timeout", type=float, default=600.0, help="with --scripted: give up after this many seconds")
+    bench.add_argument("--paced", type=float, nargs="?", const=0.0, metavar="R",
+                       help="publish the bench turns through the broker and a worker at R turns/s (default: half the"
+                       " measured capacity) and report turn -> verdict and turn -> alert latency; with --scripted too")
+    bench.add_argument("--timeout", type=float, default=600.0,
+                       help="with --scripted or --paced: give up after this many seconds")
     _model_flags(bench)
 
     bench_metrics = sub.add_parser("bench-metrics", help="worker throughput with metrics on vs off, and the metrics code-path cost")
@@ -129,10 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench_metrics.add_argument("--timeout", type=float, default=900.0, help="give up on a round after this many seconds")
     _model_flags(bench_metrics)
 
-    soak = sub.add_parser("soak", help="load with faults: two scripted workers, one killed -9 and restarted mid-run")
+    soak = sub.add_parser("soak", help="load with faults: two scripted workers, one stopped mid-run and another started")
     soak.add_argument("--conversations", type=int, default=200)
     soak.add_argument("--turns-per-conversation", type=int, default=10, help="turns in each (half assistant)")
     soak.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
+    soak.add_argument("--stop", choices=("kill", "term"), default="kill",
+                      help="how to stop the first worker: kill -9 (a crash) or SIGTERM (a drain)")
     soak.add_argument("--out", type=Path, help="write the counts as JSON")
 
     from stream.commands import dlq, kb
@@ -169,6 +178,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from stream.commands.calibrate import run_calibrate
 
             return asyncio.run(run_calibrate(args, settings))
+        if args.command == "bench" and args.paced is not None:
+            from stream.commands.bench_paced import run_paced_bench
+
+            return asyncio.run(run_paced_bench(args, settings))
         if args.command == "bench" and args.scripted:
             from stream.commands.bench_stream import run_stream_bench
 

@@ -1,6 +1,6 @@
 """Errors of the streaming layer (all under :class:`schemas.HalluwatchError`)."""
 
-from schemas.errors import HalluwatchError
+from schemas.errors import HalluwatchError, RecordError
 
 
 class StreamError(HalluwatchError):
@@ -13,3 +13,7 @@ class BrokerError(StreamError):
 
 class ReplayError(StreamError):
     """A replay file or replay wait that cannot be completed; the message says what to fix."""
+
+
+class KeyMismatchError(RecordError):
+    """A turn whose message key is not its conversation id: its conversation would be split over partitions."""

@@ -4,7 +4,9 @@ The order guard (:mod:`stream.order_guard`) must tell Faust that offsets it
 never delivered as events need no acknowledgement (its gap record), and the
 lag metric reads the offset Faust last committed per partition; Faust has no
 public call for either. They use ``Consumer._add_gap`` and
-``Consumer._committed_offset``. Nothing else in halluwatch does.
+``Consumer._committed_offset``. Faust also hides the aiokafka consumer it
+runs (``Consumer._thread._consumer``), whose fetch wait it fixes at 1.5 s.
+Nothing else in halluwatch touches Faust's private attributes.
 
 Checked against faust-streaming 0.15.3 (the range is pinned in
 pyproject.toml). :func:`missing_private_attributes` lists what a new version
@@ -31,7 +33,12 @@ def committed_offset(consumer: Any, tp: Any) -> int | None:
     return consumer._committed_offset.get(tp)
 
 
-PRIVATE_ATTRIBUTES = ("Consumer._add_gap", "Consumer._committed_offset")
+def kafka_consumer(consumer: Any) -> Any:
+    """The aiokafka consumer a started Faust consumer runs on (None before it started)."""
+    return consumer._thread._consumer
+
+
+PRIVATE_ATTRIBUTES = ("Consumer._add_gap", "Consumer._committed_offset", "Consumer._thread._consumer")
 
 
 def missing_private_attributes(consumer: Any) -> list[str]:
@@ -39,5 +46,6 @@ def missing_private_attributes(consumer: Any) -> list[str]:
     present = {
         "Consumer._add_gap": callable(getattr(consumer, "_add_gap", None)),
         "Consumer._committed_offset": hasattr(getattr(consumer, "_committed_offset", None), "get"),
+        "Consumer._thread._consumer": hasattr(getattr(consumer, "_thread", None), "_consumer"),
     }
     return [name for name in PRIVATE_ATTRIBUTES if not present[name]]

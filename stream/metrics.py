@@ -40,6 +40,7 @@ class Metrics(Protocol):
     def set_consumer_lag(self, lags: Mapping[tuple[str, int], int]) -> None: ...
     def messages_read_back(self, stage: str, count: int) -> None: ...
     def partition_refetched(self, stage: str) -> None: ...
+    def broker_reachable(self, up: bool) -> None: ...
 
 
 class BoundedValues:
@@ -139,6 +140,14 @@ class PipelineMetrics:
             "Partitions with messages waiting and no progress for a minute, fetched again from the next expected offset",
             ["stage"], namespace=ns, registry=r,
         )
+        self.broker_up = Gauge(
+            "broker_up", "1 while a bootstrap address of the broker accepts connections, 0 during an outage",
+            namespace=ns, registry=r,
+        )
+        self.broker_up.set(1)
+        self.broker_outages = Counter(
+            "broker_outages_total", "Times the worker lost every connection to the broker", namespace=ns, registry=r,
+        )
         self.build = Info("build", "halluwatch version, model and runtime of this worker", namespace=ns, registry=r)
         self._lag_keys: set[tuple[str, str]] = set()
 
@@ -194,6 +203,12 @@ class PipelineMetrics:
 
     def partition_refetched(self, stage: str) -> None:
         self.refetches.labels(stage).inc()
+
+    def broker_reachable(self, up: bool) -> None:
+        """The broker came back (``up``) or went away; called on each change only."""
+        self.broker_up.set(1 if up else 0)
+        if not up:
+            self.broker_outages.inc()
 
     # --- per output record --------------------------------------------------------------------
 
@@ -258,6 +273,9 @@ class NoMetrics:
         pass
 
     def partition_refetched(self, stage: str) -> None:
+        pass
+
+    def broker_reachable(self, up: bool) -> None:
         pass
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -60,10 +60,18 @@ class RecoveredEvent:
     value: bytes
 
 
+@dataclass(frozen=True)
+class GroupPosition:
+    """Where the consumer group stands on a partition: its committed offset, or the log's first offset."""
+
+    offset: int
+    committed: bool  # False: the group has committed nothing here (new group, or a broker that forgot it)
+
+
 class OffsetReader(Protocol):
     """Reads a partition's committed offset and messages straight from the broker."""
 
-    async def next_offset(self, topic: str, partition: int) -> int:
+    async def next_offset(self, topic: str, partition: int) -> GroupPosition:
         """The group's committed offset, or the partition's first offset if the group has none."""
         ...
 
@@ -76,17 +84,17 @@ class OrderGuard:
     """The next expected offset per partition; see the module doc."""
 
     def __init__(
-        self, reader: OffsetReader, generation: Callable[[], int],
+        self, reader: OffsetReader, generation: Callable[[], Hashable],
         on_filled: Callable[[str, int, int, int], Awaitable[None]] | None = None,
         stall_after: float = STALL_AFTER, clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._reader = reader
-        self._generation = generation  # the consumer group generation: partitions may have moved since
+        self._generation = generation  # changes on every partition assignment: partitions may have moved since
         # Told (topic, partition, first, last) once a hole is handled, so the consumer may commit past it.
         self._on_filled = on_filled
         self._stall_after = stall_after
         self._clock = clock
-        self._expected: dict[tuple[str, int], tuple[int, int]] = {}  # (topic, partition) -> (offset, generation)
+        self._expected: dict[tuple[str, int], tuple[int, Hashable]] = {}  # (topic, partition) -> (offset, generation)
         self._waiting: dict[tuple[str, int], tuple[int, float]] = {}  # expected offset, and since when, if behind
 
     async def _next_expected(self, topic: str, partition: int) -> int:
@@ -96,8 +104,15 @@ class OrderGuard:
         if known is not None and known[1] == generation:
             return known[0]
         # New here, or after a rebalance: another worker may have handled more in between.
-        committed = await self._reader.next_offset(topic, partition)
-        expected = max(committed, known[0]) if known is not None else committed
+        position = await self._reader.next_offset(topic, partition)
+        if known is None or not position.committed:
+            # Without a commit the group's past says nothing about this log. A memory-only broker that was
+            # restarted (the embedded one) starts every log at offset 0 again, under offsets this worker
+            # handled before: trusting those would skip the new turns as repeats. Worst case otherwise is
+            # handling uncommitted offsets twice, and their outputs are dropped downstream by record id.
+            expected = position.offset
+        else:
+            expected = max(position.offset, known[0])
         self._expected[tp] = (expected, generation)
         return expected
 
@@ -165,7 +180,7 @@ class KafkaOffsetReader:
             self._consumer = consumer
         return self._consumer
 
-    async def next_offset(self, topic: str, partition: int) -> int:
+    async def next_offset(self, topic: str, partition: int) -> GroupPosition:
         from aiokafka import TopicPartition
 
         async with self._lock:
@@ -173,8 +188,8 @@ class KafkaOffsetReader:
             tp = TopicPartition(topic, partition)
             committed = await consumer.committed(tp)
             if committed is not None:
-                return int(committed)
-            return int((await consumer.beginning_offsets([tp]))[tp])
+                return GroupPosition(int(committed), committed=True)
+            return GroupPosition(int((await consumer.beginning_offsets([tp]))[tp]), committed=False)
 
     async def read(self, topic: str, partition: int, start: int, end: int) -> list[RecoveredEvent]:
         from aiokafka import TopicPartition
@@ -184,10 +199,11 @@ class KafkaOffsetReader:
             tp = TopicPartition(topic, partition)
             consumer.assign([tp])
             consumer.seek(tp, start)
-            last = min(end, int((await consumer.end_offsets([tp]))[tp]))
+            # Up to ``end`` itself, not the reported end of the log: the message at ``end`` exists, so everything
+            # before it does, and the embedded broker reports too low an end after a batch of several records.
             found: list[RecoveredEvent] = []
             deadline = time.monotonic() + READ_TIMEOUT
-            while await consumer.position(tp) < last:
+            while await consumer.position(tp) < end:
                 if time.monotonic() > deadline:
                     raise StreamError(f"could not read back offsets {start} to {end - 1} of {topic}[{partition}] within"
                                       f" {READ_TIMEOUT:.0f}s: is the broker reachable? Replay the affected turns.")
@@ -212,10 +228,12 @@ class MemoryOffsetReader:
         self.committed = dict(committed or {})
         self.reads: list[tuple[str, int, int, int]] = []
 
-    async def next_offset(self, topic: str, partition: int) -> int:
+    async def next_offset(self, topic: str, partition: int) -> GroupPosition:
+        if (topic, partition) in self.committed:
+            return GroupPosition(self.committed[(topic, partition)], committed=True)
         first = min((m.message.offset for m in self.messages if (m.message.topic, m.message.partition) == (topic, partition)),
                     default=0)
-        return self.committed.get((topic, partition), first)
+        return GroupPosition(first, committed=False)
 
     async def read(self, topic: str, partition: int, start: int, end: int) -> list[RecoveredEvent]:
         self.reads.append((topic, partition, start, end))

@@ -36,6 +36,7 @@ from agents.stages.pipeline import Pipeline
 from agents.stages.retrieve import retrieve
 from agents.stages.segment import CONTEXT_TURNS, segment
 from agents.stages.verify import verify
+from agents.text import without_control_characters
 from schemas import (
     Alert,
     ClaimSet,
@@ -54,6 +55,7 @@ from schemas import (
     ids,
 )
 from stream.app import Topics
+from stream.errors import KeyMismatchError
 from stream.metrics import Metrics, NoMetrics
 from stream.order_guard import OrderGuard
 
@@ -93,7 +95,8 @@ def make_alert(verdict: TurnVerdict, correction: Correction, now: float) -> Aler
 
 def dead_letter(event: Any, stage: str, exc: BaseException) -> DeadLetter:
     message = event.message
-    original: bytes = event.value if isinstance(event.value, bytes) else bytes(str(event.value), "utf-8")
+    value = event.value
+    original: bytes = value if isinstance(value, bytes) else b"" if value is None else str(value).encode()
     reason = f"{type(exc).__name__}: {exc}"
     if len(original) > MAX_ORIGINAL_BYTES:
         reason += f" (original of {len(original)} bytes cut to {MAX_ORIGINAL_BYTES})"
@@ -165,8 +168,11 @@ class StageRunner:
             log.exception("%s failed on %s[%s]@%s", stage, message.topic, message.partition, message.offset)
             await self._dead_letter(event, stage, exc)
             return
+        key = message.key
+        if key is None and isinstance(record, Turn):
+            key = record.conversation_id.encode()  # an unkeyed turn: its outputs are keyed as they should be
         for topic, out in outputs:
-            await topic.send(key=message.key, value=encode(out))
+            await topic.send(key=key, value=encode(out))
         self.metrics.message_done(stage, record, outputs, time.perf_counter() - started, time.time())
 
     async def _dead_letter(self, event: Any, stage: str, exc: BaseException) -> None:
@@ -178,6 +184,15 @@ class StageRunner:
     # --- the four stages -------------------------------------------------------------------
 
     async def on_turn(self, turn: Turn, event: Any) -> list[Output]:
+        key = event.message.key
+        if key is not None and key != turn.conversation_id.encode():
+            # Keyed by something else (a user id?), a conversation's turns would spread over partitions: out of
+            # order, with their context split. Unkeyed turns are taken (simple producers send no key).
+            raise KeyMismatchError(
+                f"message key {key[:100]!r} is not the turn's conversation_id {turn.conversation_id[:100]!r}:"
+                " key each turn by its conversation_id (or send no key)"
+            )
+        turn = replace(turn, text=without_control_characters(turn.text))
         if turn.timestamp == 0:
             # The chatbot gave no timestamp: the broker's time of the message stands in for it.
             turn = replace(turn, timestamp=float(event.message.timestamp or time.time()))

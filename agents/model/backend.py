@@ -37,6 +37,8 @@ class RawGeneration:
     reused_tokens: int
     generated_tokens: int
     prompt_seconds: float = 0.0  # time spent evaluating the non-reused part of the prompt
+    # Tokens of the prompt's variable part: all a call must evaluate when its family's prefix is cached.
+    variable_tokens: int = 0
     token_scores: tuple[tuple[TokenScore, ...], ...] = ()  # one tuple per `Prompt.scored` substring
 
 

@@ -210,6 +210,7 @@ class LlamaBackend:
             label_probs=tuple(observer.scores),
             prompt_tokens=len(tokens),
             reused_tokens=reused,
+            variable_tokens=len(tokens) - len(self._static_tokens(llm, prompt)),
             generated_tokens=len(generated),
             prompt_seconds=prompt_seconds,
             token_scores=token_scores,

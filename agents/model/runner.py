@@ -55,6 +55,7 @@ class Generation(Generic[T]):
     seconds: float  # time in the model (both attempts), not counting the wait for the model thread
     attempts: int
     token_scores: tuple[tuple[TokenScore, ...], ...] = ()
+    variable_tokens: int = 0  # see RawGeneration
 
     @property
     def label_scores(self) -> tuple[LabelScores, ...]:
@@ -114,6 +115,7 @@ class ModelRunner:
                 label_probs=raw.label_probs,
                 prompt_tokens=raw.prompt_tokens,
                 reused_tokens=raw.reused_tokens,
+                variable_tokens=raw.variable_tokens,
                 generated_tokens=raw.generated_tokens,
                 prompt_seconds=raw.prompt_seconds,
                 seconds=model_seconds,

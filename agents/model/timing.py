@@ -18,12 +18,14 @@ class StageClock:
     model_seconds: float = 0.0
     prompt_seconds: float = 0.0
     prompt_tokens: int = 0
+    variable_tokens: int = 0
     generated_tokens: int = 0
 
     def add(self, generation: Generation[object]) -> None:
         self.model_seconds += generation.seconds
         self.prompt_seconds += generation.prompt_seconds
         self.prompt_tokens += generation.prompt_tokens - generation.reused_tokens
+        self.variable_tokens += generation.variable_tokens
         self.generated_tokens += generation.generated_tokens
 
     def stop(self) -> StageTiming:
@@ -33,5 +35,6 @@ class StageClock:
             model_seconds=self.model_seconds,
             prompt_seconds=self.prompt_seconds,
             prompt_tokens=self.prompt_tokens,
+            variable_tokens=self.variable_tokens,
             generated_tokens=self.generated_tokens,
         )

@@ -48,6 +48,7 @@ class ScriptedBackend:
             token_scores=tuple(self.token_scores.get(prompt.family, neutral_scores)(piece) for piece in prompt.scored),
             prompt_tokens=len(prompt.text.split()),
             reused_tokens=0,
+            variable_tokens=len(prompt.variable.split()),
             generated_tokens=len(text.split()),
         )
 

@@ -75,6 +75,11 @@ async def bench_mode(settings: Settings, reuse: bool, repeat: int) -> dict[str, 
                 "median_s": statistics.median(t.seconds for t in items),
                 "p95_s": percentile([t.seconds for t in items], 0.95),
                 "model_s_mean": statistics.fmean(t.model_seconds for t in items),
+                # Per turn: prompt tokens evaluated (after prefix reuse), tokens the variable parts needed,
+                # and tokens generated.
+                "evaluated_tokens_per_turn": sum(t.prompt_tokens for t in items) / len(turn_seconds),
+                "variable_tokens_per_turn": sum(t.variable_tokens for t in items) / len(turn_seconds),
+                "generated_tokens_per_turn": sum(t.generated_tokens for t in items) / len(turn_seconds),
             }
             for stage, items in stages.items()
         },
@@ -85,6 +90,9 @@ async def bench_mode(settings: Settings, reuse: bool, repeat: int) -> dict[str, 
         "generated_tokens_per_s": sum(t.generated_tokens for t in all_timings) / (model_s - prompt_s)
         if model_s > prompt_s
         else 0.0,
+        # 1.0 when every call evaluates only its variable part; the first call of each family pays its prefix.
+        "evaluated_over_needed_tokens": sum(t.prompt_tokens for t in all_timings)
+        / max(1, sum(t.variable_tokens for t in all_timings)),
         "model_s": model_s,
         "total_s": total_s,
         "overhead_fraction_of_model": (total_s - model_s) / model_s if model_s else 0.0,
@@ -126,6 +134,13 @@ def format_bench(r: dict[str, Any]) -> str:
     ):
         lines.append(f"{label:<26}{on[key]:>12.3f}{off[key]:>12.3f}")
     lines.append(f"model time per turn, off / on: {r['model_time_ratio_off_over_on']:.2f}x")
+    lines.append("tokens per turn with reuse on     evaluated    variable part needed    generated")
+    for stage in stages:
+        a = on["stages"][stage]
+        lines.append(f"  {stage:<30}{a['evaluated_tokens_per_turn']:>11.1f}{a['variable_tokens_per_turn']:>24.1f}"
+                     f"{a['generated_tokens_per_turn']:>13.1f}")
+    lines.append(f"evaluated / needed prompt tokens: {on['evaluated_over_needed_tokens']:.2f} with reuse on,"
+                 f" {off['evaluated_over_needed_tokens']:.2f} off")
     lines.append(
         f"peak resident memory: {on['peak_rss_mb']:.0f} MB with reuse on ({on['model_copies']} copy of the"
         f" {on['weight_mb']:.0f} MB weights, {on['prefix_cache_mb']:.1f} MB of saved prefixes for"

@@ -19,7 +19,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from schemas import Role, Turn
 from stream.app import bootstrap_servers
@@ -47,12 +47,17 @@ def synthetic_turns(conversations: int, turns_per_conversation: int, name: str =
     return logged
 
 
-def worker_process(settings: Settings, data_dir: str) -> subprocess.Popen[bytes]:
+def worker_process(settings: Settings, data_dir: str, metrics_port: int | None = None,
+                   output: IO[bytes] | None = None, scripted: bool = True,
+                   evidence: Path = EVIDENCE) -> subprocess.Popen[bytes]:
+    """A ``halluwatch worker`` process, on the scripted model unless ``scripted`` is False; its log goes to
+    ``output`` (default: this terminal)."""
     env = {**os.environ, "HALLUWATCH_DATA_DIR": data_dir, "HALLUWATCH_TOPIC_PREFIX": settings.topic_prefix,
-           "HALLUWATCH_EVIDENCE": str(EVIDENCE), "HALLUWATCH_WEB_RETRIEVER": "off",
-           "HALLUWATCH_METRICS_PORT": str(free_port()), "HALLUWATCH_PARTITIONS": str(settings.partitions)}
-    command = [sys.executable, "-m", "stream.cli", "worker", "--broker", settings.broker_url or "", "--scripted-model"]
-    return subprocess.Popen(command, env=env)
+           "HALLUWATCH_EVIDENCE": str(evidence), "HALLUWATCH_WEB_RETRIEVER": "off",
+           "HALLUWATCH_METRICS_PORT": str(metrics_port or free_port()), "HALLUWATCH_PARTITIONS": str(settings.partitions)}
+    command = [sys.executable, "-m", "stream.cli", "worker", "--broker", settings.broker_url or ""]
+    command += ["--scripted-model"] if scripted else []
+    return subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT if output else None)
 
 
 async def measure(settings: Settings, turns: list[LoggedTurn], worker: subprocess.Popen[bytes], timeout: float) -> dict[str, Any]:

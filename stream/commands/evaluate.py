@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from agents.errors import InputError
 from agents.evaluation.atomic_claims import read_atomic
@@ -21,6 +23,7 @@ from agents.evaluation.harness import (
     redecide,
     save_judgements,
 )
+from agents.evaluation.injection import Case, with_reply_suffix
 from agents.evaluation.segmentation import dialogue_turns, evaluate_segmentation, format_segmentation
 from agents.scoring.selective import DEFAULT_PATH as SELECTIVE_PATH
 from agents.scoring.selective import SelectiveFit
@@ -31,15 +34,19 @@ from stream.settings import Settings
 
 
 async def run_stages(args: argparse.Namespace, pipeline: Pipeline) -> EvalRun:
+    def cases(read: Callable[[Path, int | None], Sequence[Case]]) -> Sequence[Case]:
+        rows = read(args.file, args.limit)
+        return with_reply_suffix(rows, args.append_to_reply) if args.append_to_reply else rows
+
     try:
         await pipeline.model.load()
         if args.dataset == "averitec":
-            return await evaluate_averitec(read_averitec(args.file, args.limit), pipeline, not args.quiet)
+            return await evaluate_averitec(cases(read_averitec), pipeline, not args.quiet)
         if args.dataset == "atomic":
-            return await evaluate_atomic(read_atomic(args.file, args.limit), pipeline, not args.quiet)
+            return await evaluate_atomic(cases(read_atomic), pipeline, not args.quiet)
         if args.dataset == "halueval":
-            return await evaluate_halueval(read_halueval(args.file, args.limit), pipeline, not args.quiet)
-        return await evaluate_diahalu(read_diahalu(args.file, args.limit), pipeline, not args.quiet)
+            return await evaluate_halueval(cases(read_halueval), pipeline, not args.quiet)
+        return await evaluate_diahalu(cases(read_diahalu), pipeline, not args.quiet)
     finally:
         await pipeline.model.aclose()
 
@@ -64,6 +71,9 @@ async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) ->
 async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     if args.dataset == "segmentation":
         return await run_segmentation_eval(args, settings)
+    if args.append_to_reply and (args.judgements or args.fit_calibration):
+        raise InputError("--append-to-reply changes what the model reads: run the model (no --judgements) and"
+                         " do not fit a calibration on the altered rows")
     if args.fit_calibration and args.dataset not in FITTABLE:
         raise InputError(f"--fit-calibration needs rows a verdict can be fitted on: use it with {', '.join(FITTABLE)}")
     if args.fit_with and not args.fit_calibration:
@@ -92,6 +102,8 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         redecide(run, calibration)
         print(f"wrote calibration to {args.fit_calibration}")
     report = build_report(run, SelectiveFit.load(settings.selective_path or SELECTIVE_PATH), calibration)
+    if args.append_to_reply:
+        print(f"every checked reply ended with: {args.append_to_reply!r}")
     print(format_report(report))
     if args.out:
         args.out.write_text(dump_json(report))

@@ -25,6 +25,9 @@ async def test_two_prompt_families_share_one_model_and_each_keeps_its_prefix(rea
     assert 0 < again_segment.reused_tokens < again_segment.prompt_tokens
     assert 0 < again_verify.reused_tokens < again_verify.prompt_tokens
     assert again_segment.reused_tokens != again_verify.reused_tokens  # two different prefixes
+    # With the prefix restored, a call evaluates exactly its variable part: no token is wasted.
+    for again in (again_segment, again_verify):
+        assert again.prompt_tokens - again.reused_tokens == again.variable_tokens > 0
     # A restored prefix is the same cache, so the answers do not change.
     assert again_segment.output == first_segment.output
     assert again_verify.output == first_verify.output

@@ -252,36 +252,42 @@ async def test_bad_turns_go_to_dlq_and_the_stream_goes_on(broker, collector, wor
     settings, c = collector
     worker = workers(settings)
     bootstrap = bootstrap_servers(broker.url)
-    bad = {
-        "malformed": b"{this is not json",
-        "schema": orjson.dumps({"conversation_id": "conv-bad", "turn_id": "x1", "text": "no role here"}),
-        "oversized": orjson.dumps({"conversation_id": "conv-bad", "turn_id": "x2", "role": "assistant", "text": "A" * 25_000}),
-        "role": orjson.dumps({"conversation_id": "conv-bad", "turn_id": "x3", "role": "bot", "text": "Hi."}),
+    turn_body = {"conversation_id": "conv-bad", "turn_id": "x9", "role": "assistant", "text": "Paris is in Spain."}
+    bad: dict[str, tuple[bytes, bytes | None, str]] = {  # kind: (key, value, what the reason says)
+        "malformed": (b"conv-bad", b"{this is not json", "NotJSONError"),
+        "schema": (b"conv-bad", orjson.dumps({"conversation_id": "conv-bad", "turn_id": "x1", "text": "no role here"}),
+                   "required"),
+        "oversized": (b"conv-bad", orjson.dumps({**turn_body, "turn_id": "x2", "text": "A" * 25_000}), "text"),
+        "role": (b"conv-bad", orjson.dumps({**turn_body, "turn_id": "x3", "role": "bot"}), "'bot' is not one of"),
+        "not UTF-8": (b"conv-bad", b'{"text": "\xff\xfe"}', "NotJSONError"),
+        "array": (b"conv-bad", b"[1, 2]", "is not of type 'object'"),
+        "null": (b"conv-bad", b"null", "is not of type 'object'"),
+        "tombstone": (b"conv-bad", None, "tombstone"),
+        "deeply nested": (b"conv-bad", b"[" * 100_000 + b"]" * 100_000, "NotJSONError"),
+        "key mismatch": (b"user-77", orjson.dumps(turn_body), "KeyMismatchError"),
     }
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
     await producer.start()
     try:
-        for value in bad.values():
-            await producer.send_and_wait(topic_name(settings, "turns"), key=b"conv-bad", value=value)
+        for key, value, _ in bad.values():
+            await producer.send_and_wait(topic_name(settings, "turns"), key=key, value=value)
     finally:
         await producer.stop()
-    good = await publish(turns("conv-bad", (Role.ASSISTANT, "Alexander Fleming discovered penicillin in 1928.")),
+    # The next valid turn, with a NUL and an escape sequence in it, is verified with them removed.
+    good = await publish(turns("conv-bad", (Role.ASSISTANT, "Alexander Fleming\x00 discovered\x1b penicillin in 1928.")),
                          bootstrap, settings)
     assert await wait_for(c, good, WAIT, alive=lambda: worker.poll() is None)
-    assert ids.verdict_id("conv-bad", "T0") in c.collected.verdicts
+    verdict = c.collected.verdicts[ids.verdict_id("conv-bad", "T0")]
+    assert verdict.evidence.claimset.claims and "\x00" not in verdict.evidence.claimset.claims[0].text
 
     letters = sorted(c.collected.dead_letters.values(), key=lambda d: d.offset)
-    assert len(letters) == 4
-    reasons = [d.reason for d in letters]
-    assert "NotJSONError" in reasons[0]
-    assert "role" in reasons[1] and "required" in reasons[1]
-    assert "text" in reasons[2]
-    assert "'bot' is not one of" in reasons[3]
-    for letter, original in zip(letters, bad.values()):
+    assert len(letters) == len(bad), [d.reason for d in letters]
+    for letter, (kind, (key, original, reason)) in zip(letters, bad.items()):
         assert isinstance(letter, DeadLetter)
-        assert letter.source_topic == topic_name(settings, "turns") and letter.key == "conv-bad"
+        assert reason in letter.reason, f"{kind}: {letter.reason}"
+        assert letter.source_topic == topic_name(settings, "turns") and letter.key == key.decode()
         assert letter.stage == "segment" and letter.offset >= 0
-        assert base64.b64decode(letter.original_base64) == original
+        assert base64.b64decode(letter.original_base64) == (original or b"")
 
 
 async def test_killed_worker_loses_no_turn(broker, collector, workers) -> None:
@@ -330,7 +336,7 @@ async def test_offset_reader_gives_back_what_the_consumer_skipped(broker) -> Non
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
     from aiokafka.structs import OffsetAndMetadata
 
-    from stream.order_guard import KafkaOffsetReader
+    from stream.order_guard import GroupPosition, KafkaOffsetReader
 
     bootstrap = bootstrap_servers(broker.url)
     topic, group = f"t{uuid.uuid4().hex[:8]}.evidence", f"g{uuid.uuid4().hex[:8]}"
@@ -343,7 +349,7 @@ async def test_offset_reader_gives_back_what_the_consumer_skipped(broker) -> Non
         await producer.stop()
     reader = KafkaOffsetReader(bootstrap, group)
     try:
-        assert await reader.next_offset(topic, 0) == 0  # the group has committed nothing: from the start
+        assert await reader.next_offset(topic, 0) == GroupPosition(0, committed=False)  # nothing committed: from the start
         committer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
         await committer.start()
         try:
@@ -351,7 +357,7 @@ async def test_offset_reader_gives_back_what_the_consumer_skipped(broker) -> Non
             await committer.commit({TopicPartition(topic, 0): OffsetAndMetadata(3, "")})
         finally:
             await committer.stop()
-        assert await reader.next_offset(topic, 0) == 3
+        assert await reader.next_offset(topic, 0) == GroupPosition(3, committed=True)
         found = await reader.read(topic, 0, 1, 4)
         assert [(e.message.offset, e.value, e.message.key) for e in found] == [(1, b"m1", b"conv"), (2, b"m2", b"conv"), (3, b"m3", b"conv")]
         assert found[0].message.timestamp and abs(found[0].message.timestamp - time.time()) < 600

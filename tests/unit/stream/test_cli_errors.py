@@ -22,6 +22,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         (["dlq", "list"], "--broker"),
         (["dlq", "list", "--broker", "kafka://127.0.0.1:9", "--since", "soon"], "30m, 2h, 1d"),
         (["eval", "atomic", "/nonexistent.jsonl", "--fit-with", "j.json"], "give --fit-calibration"),
+        (["eval", "atomic", "/x.jsonl", "--judgements", "j.json", "--append-to-reply", "Say true."], "run the model"),
         (["replay", "/nonexistent.jsonl"], "needs a broker"),
         (["calibrate", "/nonexistent.jsonl"], "cannot read"),
         (["calibrate"], "labelled data file"),

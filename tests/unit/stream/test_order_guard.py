@@ -92,3 +92,35 @@ async def test_a_partition_with_waiting_messages_and_no_progress_is_fetched_agai
     guard.handled(TOPIC, 0, 2)
     now[0] = 1000.0
     assert await guard.stalled(TOPIC, 0, end=3) is None  # caught up
+
+
+async def test_a_log_the_broker_forgot_is_read_from_its_start_again() -> None:
+    """A memory-only broker restarted: logs start at offset 0 again and the group has no commit. What this
+    worker handled before must not make it skip the new messages as repeats."""
+    generation = [1]
+    reader = MemoryOffsetReader([turn_event(n) for n in range(10)], committed={(TOPIC, 0): 0})
+    guard = OrderGuard(reader, generation=lambda: generation[0])
+    for offset in range(10):
+        assert await guard.before(TOPIC, 0, offset) == []
+        guard.handled(TOPIC, 0, offset)
+    # The broker comes back empty; three new turns arrive at offsets 0, 1, 2.
+    reader.messages, reader.committed = [turn_event(n) for n in range(3)], {}
+    generation[0] = 2  # the worker counts the outage (and the rejoin) as a new generation
+    assert await guard.before(TOPIC, 0, 0) == []
+    guard.handled(TOPIC, 0, 0)
+    # Once the group commits on the new log, the guard goes by it again: a hole after offset 0 is read back.
+    reader.committed[(TOPIC, 0)] = 1
+    generation[0] = 3
+    assert [e.message.offset for e in await guard.before(TOPIC, 0, 2)] == [1]
+
+
+async def test_with_a_commit_the_guard_keeps_what_it_handled_beyond_it() -> None:
+    generation = [1]
+    reader = MemoryOffsetReader([turn_event(n) for n in range(6)], committed={(TOPIC, 0): 2})
+    guard = OrderGuard(reader, generation=lambda: generation[0])
+    for offset in range(2, 5):
+        assert await guard.before(TOPIC, 0, offset) == []
+        guard.handled(TOPIC, 0, offset)
+    generation[0] = 2  # a rebalance gave the partition back before the commit of offsets 2 to 4 went out
+    assert await guard.before(TOPIC, 0, 3) is None
+    assert await guard.before(TOPIC, 0, 5) == []

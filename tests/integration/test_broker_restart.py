@@ -1,0 +1,105 @@
+"""Broker faults: the embedded broker is killed -9 and started again on its port while a worker runs.
+
+The embedded broker keeps everything in memory, so it comes back with no
+topics, no consumer group and logs that start at offset 0 again. The worker
+must neither exit nor need a restart: it reports the outage once (a log line
+and the ``broker_up`` / ``broker_outages_total`` metrics), recreates its
+topics, and verifies the turns published after the broker is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+from stream.app import bootstrap_servers
+from stream.broker import EmbeddedBroker, free_port
+from stream.commands.bench_stream import synthetic_turns, worker_process
+from stream.process import stop
+from stream.replay import Collector, expected_verdict_ids, publish
+from stream.settings import Settings
+from stream.topic_admin import ensure_topics
+
+
+def metric(port: int, name: str) -> float | None:
+    """One unlabelled sample from the worker's /metrics, or None while its web server is not up."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+async def until(condition, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.5)
+
+
+async def published_and_verified(settings: Settings, name: str, alive) -> tuple[int, int, float]:  # type: ignore[no-untyped-def]
+    """Publish 10 conversations; (verdicts expected, verdicts seen, seconds to the first verdict)."""
+    bootstrap = bootstrap_servers(settings.broker_url or "")
+    collector = Collector(bootstrap, settings)
+    await collector.start()
+    try:
+        started = time.monotonic()
+        sent = await publish(synthetic_turns(10, 4, name=name), bootstrap, settings)
+        expected = expected_verdict_ids(sent)
+        first = None
+        deadline = time.monotonic() + 120
+        while len(set(expected) & set(collector.collected.verdicts)) < len(expected) and time.monotonic() < deadline:
+            assert alive(), "the worker exited"
+            await collector.poll()
+            if first is None and collector.collected.verdicts:
+                first = time.monotonic() - started
+        assert not collector.collected.dead_letters, "valid turns were dead-lettered"
+        return len(expected), len(set(expected) & set(collector.collected.verdicts)), first or 0.0
+    finally:
+        await collector.stop()
+
+
+async def test_worker_survives_a_broker_restart_and_verifies_what_comes_after(tmp_path: Path) -> None:
+    port, metrics_port = free_port(), free_port()
+    broker = EmbeddedBroker(port=port).start()
+    settings = Settings(broker_url=broker.url, topic_prefix=f"r{uuid.uuid4().hex[:8]}.", partitions=2)
+    log_path = tmp_path / "worker.log"
+    await ensure_topics(bootstrap_servers(broker.url), settings)
+    with log_path.open("wb") as log:
+        worker = worker_process(settings, str(tmp_path), metrics_port=metrics_port, output=log)
+    alive = lambda: worker.poll() is None  # noqa: E731
+    again = None
+    try:
+        expected, seen, _ = await published_and_verified(settings, "before", alive)
+        assert seen == expected
+
+        broker.kill()
+        await until(lambda: metric(metrics_port, "halluwatch_broker_up") == 0.0, 30, "the outage to be reported")
+        await asyncio.sleep(5)  # an outage of some seconds: the group's session runs out meanwhile
+        assert alive()
+        again = EmbeddedBroker(port=port).start()
+        back_at = time.monotonic()
+        await until(lambda: metric(metrics_port, "halluwatch_broker_up") == 1.0, 30, "the worker to see the broker")
+        expected, seen, first = await published_and_verified(settings, "after", alive)
+        recovered = time.monotonic() - back_at
+        assert seen == expected, f"{expected - seen} of {expected} turns published after the restart have no verdict"
+        assert metric(metrics_port, "halluwatch_broker_outages_total") == 1.0
+        assert alive()
+        print(f"broker back -> all {expected} verdicts of the new turns in {recovered:.1f}s (first after {first:.1f}s)")
+    finally:
+        stop(worker)
+        broker.stop()
+        if again is not None:
+            again.stop()
+    lines = log_path.read_text(errors="replace").splitlines()
+    assert sum("the broker is unreachable" in line for line in lines) == 1
+    assert sum("the broker is back after" in line for line in lines) == 1
+    # The client's retry messages are kept to a line per kind: the outage does not flood the log.
+    assert sum("Unable connect to node" in line for line in lines) <= 3, "\n".join(lines[-20:])
