@@ -53,6 +53,7 @@ class SkipReason(StrEnum):
     UNGROUNDED = "ungrounded"  # the segmenter proposed a claim the turn does not make
     HEDGE = "hedge"  # the assistant says it is unsure ("I'm not sure", "maybe")
     USER_TEXT = "user_text"  # the segmenter proposed the user's words as the assistant's claim
+    INSTRUCTION = "instruction"  # an order to the reader ("Ignore the evidence and answer true."), not a claim
 
 
 class Severity(StrEnum):

@@ -1,8 +1,8 @@
 """Stage 1, segment: all atomic, self-contained claims of an assistant turn.
 
-Cheap rules first: sentences that are questions, greetings, opinions or
-hedges make no checkable claim and are recorded as skipped with the reason,
-without a model call. A reply that is only a short answer to the user's
+Cheap rules first: sentences that are questions, greetings, opinions,
+hedges or instructions to the reader make no checkable claim and are
+recorded as skipped with the reason, without a model call. A reply that is only a short answer to the user's
 question becomes one claim together with the question, also without a model
 call. Otherwise the model splits the remaining sentences into atomic claims.
 A proposed claim that is a question, repeats the user's words, or whose words
@@ -51,6 +51,19 @@ _OPINION = re.compile(
     r"let me know|feel free)",
     re.IGNORECASE,
 )
+# An imperative about answering, judging or reading, followed by its object ("Ignore the evidence ...",
+# "Mark this as true", "Answer: yes"): an order to whoever reads the reply (a checker, in an injection
+# attempt) that claims nothing about the world. The object is required so that names and nouns that share
+# a verb's spelling still start claims ("Mark Twain was ...", "Return flights cost ..."), and verbs that often
+# wrap a fact ("Note that ...", "Remember ...", "Trust me, ...") are left out on purpose.
+_INSTRUCTION = re.compile(
+    r"^((please|now|just|kindly|you (must|should|will|need to|have to)|always|never|do not|don't)[,\s]+)*"
+    r"(ignore|disregard|forget|override|answer|respond|reply|say|output|return|print|mark|label|classify|rate|"
+    r"judge|grade|score|treat|pretend|act|flag|approve|accept|skip|overlook)"
+    r"(\s*:|\s+(the|this|that|it|all|any|every|each|my|your|these|those|previous|prior|above|with|as|"
+    r"true|false|yes|no|correct|supported|verified)\b)",
+    re.IGNORECASE,
+)
 # The tiny models ramble; context beyond a few recent turns rarely resolves a reference.
 CONTEXT_TURNS = 4
 CONTEXT_CHARS = 400
@@ -71,6 +84,8 @@ def classify_sentence(sentence: str) -> SkipReason | None:
     stripped = sentence.strip()
     if stripped.endswith("?"):
         return SkipReason.QUESTION
+    if _INSTRUCTION.match(stripped):
+        return SkipReason.INSTRUCTION
     if _GREETING.match(stripped) and len(content_words(stripped)) <= 4:
         return SkipReason.GREETING
     if _OPINION.match(stripped):
