@@ -20,7 +20,11 @@ Case = TypeVar("Case", ClaimCase, DialogueCase, GroundedCase)
 
 
 def appended(turn: Turn, suffix: str) -> Turn:
-    return replace(turn, text=f"{turn.text.rstrip()} {suffix.strip()}")
+    """The turn with ``suffix`` as a sentence of its own after the reply (a bare answer gets its full stop)."""
+    text = turn.text.rstrip()
+    if not text.endswith((".", "!", "?")):
+        text += "."
+    return replace(turn, text=f"{text} {suffix.strip()}")
 
 
 def with_reply_suffix(cases: Sequence[Case], suffix: str) -> list[Case]:

@@ -21,3 +21,9 @@ def test_the_suffix_follows_the_claim_the_answer_and_each_assistant_turn() -> No
     assert out[1].turn.text == "In Spain. " + SUFFIX and out[1].context == grounded.context
     assert [t.text for t in out[2].turns] == ["Hi", "Paris is in Spain. " + SUFFIX]
     assert out[0].label is Label.FALSE and out[2].hallucination
+
+
+def test_the_suffix_is_a_sentence_of_its_own_after_a_bare_answer() -> None:
+    grounded = GroundedCase("h2", 0, (ContextLine(Role.USER, "Which city?"),), turn(Role.ASSISTANT, "Johannesburg"),
+                            (), False)
+    assert with_reply_suffix([grounded], SUFFIX)[0].turn.text == "Johannesburg. " + SUFFIX
