@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 log = logging.getLogger("halluwatch.stream")
@@ -65,7 +65,7 @@ def parse_bootstrap(bootstrap: str) -> list[tuple[str, int]]:
 class BrokerWatch:
     """The broker's reachability over time; :meth:`check` returns a change when there is one."""
 
-    def __init__(self, bootstrap: str, probe: Callable[[Sequence[tuple[str, int]]], object] = reachable,
+    def __init__(self, bootstrap: str, probe: Callable[[Sequence[tuple[str, int]]], Awaitable[str | None]] = reachable,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.addresses = parse_bootstrap(bootstrap)
         self._probe = probe
@@ -75,14 +75,14 @@ class BrokerWatch:
         self._down_since = 0.0
 
     async def check(self) -> BrokerChange | None:
-        reason = await self._probe(self.addresses)  # type: ignore[misc]
+        reason = await self._probe(self.addresses)
         if reason is None and not self.up:
             self.up = True
             return BrokerChange(up=True, down_seconds=self._clock() - self._down_since)
         if reason is not None and self.up:
             self.up, self._down_since = False, self._clock()
             self.outages += 1
-            return BrokerChange(up=False, reason=str(reason))
+            return BrokerChange(up=False, reason=reason)
         return None
 
 

@@ -74,7 +74,8 @@ def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None 
                 "imported %s into the knowledge base: %d added, %d already there, %d bad rows%s", path,
                 report.added, report.duplicates, len(report.bad),
                 "".join(f"; line {b.line}: {b.reason}" for b in report.bad[:5]))
-    offsets = KafkaOffsetReader(bootstrap_servers(broker_url), app_id(settings))
+    bootstrap = bootstrap_servers(broker_url)
+    offsets = KafkaOffsetReader(bootstrap, app_id(settings))
 
     async def commit_past(topic: str, partition: int, first: int, last: int) -> None:
         # Faust never saw these offsets as events, so it would not commit past them (faust-streaming #596);
@@ -84,7 +85,7 @@ def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None 
     # The guard re-reads where the group stands after every assignment and every broker outage. Counted here
     # rather than read from the group generation: a restarted broker starts a new group at the same number.
     assignments = 0
-    broker = BrokerWatch(bootstrap_servers(broker_url))
+    broker = BrokerWatch(bootstrap)
 
     @app.on_partitions_assigned.connect
     async def count_assignment(sender: Any, assigned: Any, **kwargs: Any) -> None:
@@ -133,7 +134,7 @@ def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None 
             return
         # A memory-only broker (the embedded one) comes back without topics: recreate them as configured.
         try:
-            await ensure_topics(bootstrap_servers(broker_url), settings)
+            await ensure_topics(bootstrap, settings)
         except (KafkaError, OSError, asyncio.TimeoutError) as exc:
             log.warning("could not recreate halluwatch's topics after the outage (%s); they are created on first use", exc)
         metrics.broker_reachable(True)
@@ -153,7 +154,7 @@ def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None 
         if settings.metrics_enabled:
             metrics.set_consumer_lag(await consumer_lags(app.consumer, short_names, highwaters))
 
-    feed = AlertFeed(bootstrap_servers(broker_url), topic_name(settings, "alerts"), AlertBuffer())
+    feed = AlertFeed(bootstrap, topic_name(settings, "alerts"), AlertBuffer())
     web = WorkerWeb(settings.metrics_host, settings.metrics_port, feed, registry)
     return app, web
 

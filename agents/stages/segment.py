@@ -1,15 +1,16 @@
 """Stage 1, segment: all atomic, self-contained claims of an assistant turn.
 
-Cheap rules first: sentences that are questions, greetings, opinions,
-hedges or instructions to the reader make no checkable claim and are
-recorded as skipped with the reason, without a model call. A reply that is only a short answer to the user's
-question becomes one claim together with the question, also without a model
-call. Otherwise the model splits the remaining sentences into atomic claims.
-A proposed claim that is a question, repeats the user's words, or whose words
-are not in the turn or its context is skipped with the reason (the segmenter
-must not invent facts to check); a factual sentence the model returns no
-grounded claim for is checked whole rather than silently ignored. Last, the
-rules of :mod:`agents.stages.standalone` resolve leading pronouns and drop
+Cheap rules first: sentences that are questions, greetings, opinions, hedges
+or instructions to the reader make no checkable claim and are recorded as
+skipped with the reason, without a model call. A reply that is only a short
+answer to the user's question becomes one claim together with the question,
+also without a model call. Otherwise the model splits the remaining
+sentences into atomic claims. A proposed claim that is a question, repeats
+the user's words, or whose words are not in the turn or its context is
+skipped with the reason (the segmenter must not invent facts to check); a
+factual sentence the model returns no grounded claim for is checked whole
+rather than silently ignored. Last, the rules of
+:mod:`agents.stages.standalone` resolve leading pronouns and drop
 near-duplicates.
 """
 
