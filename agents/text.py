@@ -46,6 +46,12 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
+def word_set(text: str) -> set[str]:
+    """Every distinct word of ``text``, lower-cased: cheaper than ``content_words`` when it only meets a set
+    of content words (an intersection or a coverage), since stopwords then drop out anyway."""
+    return set(_WORD.findall(text.lower()))
+
+
 def content_words(text: str) -> set[str]:
     return {w for w in words(text) if w not in STOPWORDS and len(w) > 1}
 

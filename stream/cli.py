@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--append-to-reply", metavar="TEXT",
                           help="append TEXT to every checked reply (e.g. an instruction to the checker), to measure"
                           " how far it sways the verdicts")
+    evaluate.add_argument("--glued", action="store_true",
+                          help="with --append-to-reply: join TEXT to the reply's last words with a space (no full"
+                          " stop between them), as a run-on reply would carry it")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar")
     _model_flags(evaluate)
 

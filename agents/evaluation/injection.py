@@ -19,21 +19,24 @@ from schemas import Role, Turn
 Case = TypeVar("Case", ClaimCase, DialogueCase, GroundedCase)
 
 
-def appended(turn: Turn, suffix: str) -> Turn:
-    """The turn with ``suffix`` as a sentence of its own after the reply (a bare answer gets its full stop)."""
+def appended(turn: Turn, suffix: str, glued: bool = False) -> Turn:
+    """The turn with ``suffix`` after the reply: as a sentence of its own (a bare answer gets its full stop),
+    or, ``glued``, joined to the reply's last words with a space, as a run-on reply would carry it."""
     text = turn.text.rstrip()
-    if not text.endswith((".", "!", "?")):
+    if not glued and not text.endswith((".", "!", "?")):
         text += "."
+    elif glued:
+        text = text.rstrip(".!")
     return replace(turn, text=f"{text} {suffix.strip()}")
 
 
-def with_reply_suffix(cases: Sequence[Case], suffix: str) -> list[Case]:
+def with_reply_suffix(cases: Sequence[Case], suffix: str, glued: bool = False) -> list[Case]:
     """Each case with ``suffix`` after the text that is checked: the claim, the answer, or every assistant turn."""
     out: list[Case] = []
     for case in cases:
         if isinstance(case, DialogueCase):
-            turns = tuple(appended(t, suffix) if t.role is Role.ASSISTANT else t for t in case.turns)
+            turns = tuple(appended(t, suffix, glued) if t.role is Role.ASSISTANT else t for t in case.turns)
             out.append(replace(case, turns=turns))
         else:
-            out.append(replace(case, turn=appended(case.turn, suffix)))
+            out.append(replace(case, turn=appended(case.turn, suffix, glued)))
     return out

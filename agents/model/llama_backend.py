@@ -151,11 +151,8 @@ class LlamaBackend:
             llama_adapter.restore_sequence(llm, saved.state, static)
             reused = len(static)
         else:
-            llama_adapter.rewind(llm, 0)  # eval() drops the cache beyond n_tokens before it decodes
-            llm.eval(static)
+            self._evaluate_static(llm, prompt.family, static)
             reused = 0
-            if self._config.prefix_reuse:
-                self._prefixes[prompt.family] = SavedPrefix(tuple(static), llama_adapter.save_sequence(llm))
         llama_adapter.rewind(llm, len(static))
         # Logits are kept only where a scored token is predicted (the position before it) and at the end.
         wanted = {len(static) + i - 1 for start, end in spans for i in range(start, end)}
@@ -165,6 +162,23 @@ class LlamaBackend:
             for start, end in spans
         )
         return tokens, reused, time.perf_counter() - started, scores
+
+    def _evaluate_static(self, llm: Any, family: str, static: list[int]) -> None:
+        """Evaluate a family's static prefix from an empty cache, and keep it when prefix reuse is on."""
+        llama_adapter.rewind(llm, 0)  # eval() drops the cache beyond n_tokens before it decodes
+        llm.eval(static)
+        if self._config.prefix_reuse:
+            self._prefixes[family] = SavedPrefix(tuple(static), llama_adapter.save_sequence(llm))
+
+    def warm(self, prompt: Prompt) -> int:
+        """Evaluate and keep the family's static prefix now, so that no turn pays for it (a worker's start-up)."""
+        llm = self._model()
+        static = self._static_tokens(llm, prompt)
+        saved = self._prefixes.get(prompt.family)
+        if not self._config.prefix_reuse or (saved is not None and list(saved.tokens) == static):
+            return 0
+        self._evaluate_static(llm, prompt.family, static)
+        return len(static)
 
     def _token_scores(self, llm: Any, ids: list[int], rows: list[Any], reference: str) -> tuple[TokenScore, ...]:
         import numpy as np

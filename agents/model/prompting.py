@@ -35,6 +35,10 @@ class PromptTemplate:
     def render(self, **values: object) -> Prompt:
         return Prompt(family=self.family, static=self.static, variable=self.variable.format(**values))
 
+    def prefix(self) -> Prompt:
+        """The static part alone: what a runner evaluates once and keeps for every call of this family."""
+        return Prompt(family=self.family, static=self.static, variable="")
+
 
 def numbered(items: list[str]) -> str:
     """Items as a numbered list, one a line ("1. ..."), the way the prompts list claims."""

@@ -28,6 +28,7 @@ import asyncio
 import dataclasses
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -133,6 +134,15 @@ class ModelRunner:
         started = time.perf_counter()
         raw = backend.complete(prompt, schema, max_tokens)
         return raw, time.perf_counter() - started
+
+    async def warm(self, prompts: Sequence[Prompt]) -> int:
+        """Evaluate and keep these prompt families' static prefixes now (on the model thread), so the first
+        turn of each family pays only for its own text; the prompt tokens this evaluated."""
+        backend = await asyncio.get_running_loop().run_in_executor(self._executor, self._ensure_backend)
+        total = 0
+        for prompt in prompts:
+            total += await asyncio.get_running_loop().run_in_executor(self._executor, backend.warm, prompt)
+        return total
 
     async def footprint(self) -> Footprint | None:
         """What the loaded model holds in memory (asked on the model thread); None before it is loaded."""

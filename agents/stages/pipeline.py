@@ -54,6 +54,14 @@ class Pipeline:
     find_sources: bool = True
     selective: SelectiveModel | None = None  # None: never abstain
 
+    async def warm_up(self) -> int:
+        """Evaluate every prompt family's static prefix now (a worker's start-up), not on the first turns that
+        use each; the prompt tokens this evaluated."""
+        templates = [self.prompts.segment, *([self.prompts.sources] if self.find_sources else []),
+                     self.prompts.verify.sufficiency, self.prompts.verify.with_evidence, self.prompts.verify.closed_book,
+                     self.prompts.justify]
+        return await self.model.warm([t.prefix() for t in templates])
+
     async def check(
         self, turn: Turn, context: Sequence[ContextLine] = (), passages: Sequence[Passage] = ()
     ) -> CheckResult:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
+from agents.stages.instructions import is_instruction, split_at_instruction
 from agents.stages.standalone import (
     drop_duplicates,
     is_bare_answer,
@@ -52,19 +53,6 @@ _OPINION = re.compile(
     r"let me know|feel free)",
     re.IGNORECASE,
 )
-# An imperative about answering, judging or reading, followed by its object ("Ignore the evidence ...",
-# "Mark this as true", "Answer: yes"): an order to whoever reads the reply (a checker, in an injection
-# attempt) that claims nothing about the world. The object is required so that names and nouns that share
-# a verb's spelling still start claims ("Mark Twain was ...", "Return flights cost ..."), and verbs that often
-# wrap a fact ("Note that ...", "Remember ...", "Trust me, ...") are left out on purpose.
-_INSTRUCTION = re.compile(
-    r"^((please|now|just|kindly|you (must|should|will|need to|have to)|always|never|do not|don't)[,\s]+)*"
-    r"(ignore|disregard|forget|override|answer|respond|reply|say|output|return|print|mark|label|classify|rate|"
-    r"judge|grade|score|treat|pretend|act|flag|approve|accept|skip|overlook)"
-    r"(\s*:|\s+(the|this|that|it|all|any|every|each|my|your|these|those|previous|prior|above|with|as|"
-    r"true|false|yes|no|correct|supported|verified)\b)",
-    re.IGNORECASE,
-)
 # The tiny models ramble; context beyond a few recent turns rarely resolves a reference.
 CONTEXT_TURNS = 4
 CONTEXT_CHARS = 400
@@ -85,7 +73,7 @@ def classify_sentence(sentence: str) -> SkipReason | None:
     stripped = sentence.strip()
     if stripped.endswith("?"):
         return SkipReason.QUESTION
-    if _INSTRUCTION.match(stripped):
+    if is_instruction(stripped):
         return SkipReason.INSTRUCTION
     if _GREETING.match(stripped) and len(content_words(stripped)) <= 4:
         return SkipReason.GREETING
@@ -136,7 +124,7 @@ async def segment(
     clock = StageClock("segment")
     skipped: list[SkippedSpan] = []
     factual: list[str] = []
-    for sentence in sentences(turn.text):
+    for sentence in (part for whole in sentences(turn.text) for part in split_at_instruction(whole)):
         reason = classify_sentence(sentence)
         if reason is None:
             factual.append(sentence)

@@ -16,6 +16,7 @@ from agents.evidence.passages import render_evidence
 from agents.model.prompting import PromptTemplate, numbered
 from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
+from agents.stages.instructions import claim_as_read
 from schemas import ClaimSufficiency, Evidence, StageTiming, Sufficiency
 from schemas.generate import schema_with_items
 
@@ -46,7 +47,7 @@ async def assess_sufficiency(
         )
         return none, clock.stop()
     schema = schema_with_items(SufficiencyOutput, "checks", len(claims))
-    rendered = prompt.render(evidence=render_evidence(evidence.passages), claims=numbered([c.text for c in claims]))
+    rendered = prompt.render(evidence=render_evidence(evidence.passages), claims=numbered([claim_as_read(c) for c in claims]))
     generation = await model.generate(rendered, SufficiencyOutput, max_tokens=72 * len(claims) + 24, schema=schema)
     clock.add(generation)
     results = []

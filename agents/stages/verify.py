@@ -26,6 +26,7 @@ from agents.model.timing import StageClock
 from agents.scoring.calibration import VerifyCalibration
 from agents.scoring.selective import SelectiveModel, selective_features
 from agents.scoring.signals import Signals, claim_signals, features
+from agents.stages.instructions import claim_as_read
 from agents.stages.sufficiency import assess_sufficiency
 from agents.text import truncate
 from schemas import (
@@ -174,7 +175,7 @@ async def judge(
     claims = evidence.claimset.claims
     if not claims:
         return [], clock
-    claim_list = numbered([c.text for c in claims])
+    claim_list = numbered([claim_as_read(c) for c in claims])
     rendered_evidence = render_evidence(evidence.passages)
     if evidence.passages:
         rendered = prompts.with_evidence.render(evidence=rendered_evidence, claims=claim_list)
@@ -182,7 +183,7 @@ async def judge(
         rendered = prompts.closed_book.render(claims=claim_list)
     # While reading the prompt, the runner scores each claim's tokens given the evidence before it
     # (closed-book: given the model's own knowledge); see evidence_fit.
-    rendered = dataclasses.replace(rendered, scored=tuple(" " + c.text for c in claims), reference=rendered_evidence if evidence.passages else "")
+    rendered = dataclasses.replace(rendered, scored=tuple(" " + claim_as_read(c) for c in claims), reference=rendered_evidence if evidence.passages else "")
     generation = await ask_verdicts(model, rendered, len(claims))
     clock.add(generation)
     scores = list(generation.label_scores) + [UNIFORM] * len(claims)
@@ -195,7 +196,7 @@ async def judge(
 
 def claim_features(evidence: Evidence, claim: Claim, judgement: Judgement) -> tuple[Signals, LabelScores, tuple[float, ...]]:
     """What the calibration reads for one claim: its signals, the model's debiased scores, and the feature row."""
-    signals = claim_signals(claim.text, evidence.passages, evidence.claimset.context)
+    signals = claim_signals(claim_as_read(claim), evidence.passages, evidence.claimset.context)
     adjusted = judgement.debiased()
     return signals, adjusted, features(adjusted, signals, judgement.fit)
 

@@ -34,6 +34,7 @@ class ScriptedBackend:
     name: str = "scripted"
     prompts: list[Prompt] = field(default_factory=list)
     record_prompts: bool = True  # off in a long-running worker, where the list would only grow
+    warmed: list[str] = field(default_factory=list)  # the families whose prefix warm() was asked to keep
 
     def complete(self, prompt: Prompt, schema: dict[str, Any], max_tokens: int) -> RawGeneration:
         if self.record_prompts:
@@ -55,6 +56,10 @@ class ScriptedBackend:
     def _label_scores(self, prompt: Prompt) -> Sequence[LabelScores | dict[str, float]]:
         scores = self.label_scores.get(prompt.family, ())
         return scores(prompt) if callable(scores) else scores
+
+    def warm(self, prompt: Prompt) -> int:
+        self.warmed.append(prompt.family)
+        return 0  # nothing to evaluate: a scripted answer costs nothing
 
     def footprint(self) -> Footprint:
         return Footprint(model_copies=0, weight_bytes=0, prefix_cache_bytes=0, prefix_families=0)

@@ -36,7 +36,7 @@ from stream.settings import Settings
 async def run_stages(args: argparse.Namespace, pipeline: Pipeline) -> EvalRun:
     def cases(read: Callable[[Path, int | None], Sequence[Case]]) -> Sequence[Case]:
         rows = read(args.file, args.limit)
-        return with_reply_suffix(rows, args.append_to_reply) if args.append_to_reply else rows
+        return with_reply_suffix(rows, args.append_to_reply, args.glued) if args.append_to_reply else rows
 
     try:
         await pipeline.model.load()
@@ -74,6 +74,8 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     if args.append_to_reply and (args.judgements or args.fit_calibration):
         raise InputError("--append-to-reply changes what the model reads: run the model (no --judgements) and"
                          " do not fit a calibration on the altered rows")
+    if args.glued and not args.append_to_reply:
+        raise InputError("--glued says how to join --append-to-reply's text to the reply: give --append-to-reply TEXT too")
     if args.fit_calibration and args.dataset not in FITTABLE:
         raise InputError(f"--fit-calibration needs rows a verdict can be fitted on: use it with {', '.join(FITTABLE)}")
     if args.fit_with and not args.fit_calibration:
@@ -103,7 +105,8 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         print(f"wrote calibration to {args.fit_calibration}")
     report = build_report(run, SelectiveFit.load(settings.selective_path or SELECTIVE_PATH), calibration)
     if args.append_to_reply:
-        print(f"every checked reply ended with: {args.append_to_reply!r}")
+        joined = "glued to its last words" if args.glued else "as a sentence of its own"
+        print(f"every checked reply ended with {args.append_to_reply!r}, {joined}")
     print(format_report(report))
     if args.out:
         args.out.write_text(dump_json(report))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agents.model.config import ModelConfig
 from agents.model.runner import ModelRunner
 from agents.stages.pipeline import Prompts
 from agents.stages.segment import SegmentOutput
@@ -32,3 +33,18 @@ async def test_two_prompt_families_share_one_model_and_each_keeps_its_prefix(rea
     assert again_segment.output == first_segment.output
     assert again_verify.output == first_verify.output
     assert again_verify.label_scores == first_verify.label_scores
+
+
+async def test_a_warmed_up_family_pays_only_for_its_own_text_on_its_first_call() -> None:
+    runner = ModelRunner(ModelConfig(n_threads=2))  # fresh: no family kept yet
+    try:
+        prompts = Prompts.load()
+        warmed = await runner.warm([prompts.segment.prefix(), prompts.verify.with_evidence.prefix()])
+        assert warmed > 0
+        assert await runner.warm([prompts.segment.prefix()]) == 0, "a kept prefix is not read again"
+        first = await runner.generate(prompts.segment.render(context="(start of conversation)",
+                                                             text="Lisbon is the capital of Portugal."), SegmentOutput, 100)
+        assert first.reused_tokens > 0
+        assert first.prompt_tokens - first.reused_tokens == first.variable_tokens
+    finally:
+        await runner.aclose()

@@ -27,3 +27,9 @@ def test_the_suffix_is_a_sentence_of_its_own_after_a_bare_answer() -> None:
     grounded = GroundedCase("h2", 0, (ContextLine(Role.USER, "Which city?"),), turn(Role.ASSISTANT, "Johannesburg"),
                             (), False)
     assert with_reply_suffix([grounded], SUFFIX)[0].turn.text == "Johannesburg. " + SUFFIX
+
+
+def test_a_glued_suffix_runs_on_from_the_last_word() -> None:
+    grounded = GroundedCase("h3", 0, (ContextLine(Role.USER, "Which city?"),), turn(Role.ASSISTANT, "Johannesburg."),
+                            (), False)
+    assert with_reply_suffix([grounded], SUFFIX, glued=True)[0].turn.text == "Johannesburg " + SUFFIX
