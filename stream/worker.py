@@ -178,12 +178,22 @@ def check_port(settings: Settings) -> None:
         ) from None
 
 
-def run_worker(settings: Settings, broker_url: str, loglevel: str = "WARNING", pipeline: Pipeline | None = None) -> None:
-    """Run until SIGINT/SIGTERM; more workers with the same settings share the partitions."""
+def faust_worker(app: Any, *services: Any, loglevel: str) -> Any:
+    """Faust's worker for ``app`` and ``services``, logging at ``loglevel`` for its whole life."""
     import faust
 
+    worker = faust.Worker(app, *services, loglevel=loglevel, quiet=True)
+    # Faust's start-up spinner lowers the root logger to DEBUG (to animate on every record) and never
+    # raises it again, so every debug line of Faust and aiokafka would be built and handled for the life
+    # of the worker: a few percent of its CPU (docs/results/bench-scripted-profile.txt). No spinner.
+    worker.spinner = None
+    return worker
+
+
+def run_worker(settings: Settings, broker_url: str, loglevel: str = "WARNING", pipeline: Pipeline | None = None) -> None:
+    """Run until SIGINT/SIGTERM; more workers with the same settings share the partitions."""
     check_port(settings)
     app, web = build_worker(settings, broker_url, pipeline)
-    worker = faust.Worker(app, web, loglevel=loglevel, quiet=True)
+    worker = faust_worker(app, web, loglevel=loglevel)
     quiet_client_retries()  # after Faust set up logging: one line per kind of retry message per 30 s
     worker.execute_from_commandline()

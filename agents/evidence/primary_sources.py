@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from urllib.parse import urlsplit
 
 from agents.text import content_words
 
@@ -20,8 +19,19 @@ _GENERIC_HOST = frozenset("www com org net gov edu int co uk fr de info".split()
 _OFFICIAL_HOST = re.compile(r"(^|\.)(gov|mil|int)(\.[a-z]{2})?$|(^|\.)gouv\.[a-z]{2}$|(^|\.)europa\.eu$")
 
 
+_HOST = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//(?:[^@/?#]*@)?([^/?#:\[\]]*)")
+
+
 def is_official(url: str) -> bool:
-    return bool(_OFFICIAL_HOST.search(urlsplit(url).hostname or ""))
+    return bool(_OFFICIAL_HOST.search(_host(url)))
+
+
+def _host(url: str) -> str:
+    """The host name of a URL, lower-cased ("" when it has none): what ``urlsplit(url).hostname`` gives,
+    at a fraction of its cost, which matters when every search re-ranks dozens of documents. An IPv6
+    literal gives "", which names no publisher anyway."""
+    match = _HOST.match(url)
+    return match.group(1).lower() if match else ""
 
 
 def hint_words(hints: Iterable[str]) -> set[str]:
@@ -32,7 +42,7 @@ def looks_primary(url: str, publisher: str, hints: set[str]) -> bool:
     """The document's site or publisher is one the sources stage named (e.g. "NASA" -> www.nasa.gov)."""
     if not hints:
         return False
-    host = urlsplit(url).hostname or ""
+    host = _host(url)
     labels = {label for label in host.split(".") if label and label not in _GENERIC_HOST}
     publisher_words = content_words(publisher)
     return bool(labels & hints) or bool(publisher_words and publisher_words <= hints)

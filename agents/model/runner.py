@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import threading
 import time
 from collections.abc import Sequence
@@ -64,6 +65,12 @@ class Generation(Generic[T]):
         return tuple(LabelScores(**{label.value: p.get(label.value, 0.0) for label in Label}) for p in self.label_probs)
 
 
+@functools.cache
+def _default_schema(output: type) -> dict[str, Any]:
+    """The schema of an output type, built once (the runner and backends only read it)."""
+    return schema_for(output)
+
+
 class ModelRunner:
     """Async front of one model: one thread, fair queueing, grammar-constrained typed output."""
 
@@ -98,7 +105,7 @@ class ModelRunner:
         ``schema`` overrides the grammar's schema (it must still describe ``output``),
         e.g. to fix the number of items for this call.
         """
-        schema = schema or schema_for(output)
+        schema = schema or _default_schema(output)
         loop = asyncio.get_running_loop()
         model_seconds = 0.0
         last_error = ""
