@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import types
 import typing
+from collections.abc import Callable
 from enum import Enum
 from typing import Any, TypeVar
 
@@ -98,21 +99,38 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def _build(tp: Any, value: Any) -> Any:
     """Turn validated JSON into typed values; the schema already guaranteed the shapes."""
-    if value is None:
-        return None
+    return _builder(tp)(value)
+
+
+@functools.cache
+def _builder(tp: Any) -> Callable[[Any], Any]:
+    """A function that builds ``tp`` from validated JSON, made once per type: every record on every topic
+    goes through one, so the type is inspected here and not again for each value."""
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
-        inner = next(a for a in typing.get_args(tp) if a is not type(None))
-        return _build(inner, value)
+        return _builder(next(a for a in typing.get_args(tp) if a is not type(None)))
     if origin is tuple:
-        item_type = typing.get_args(tp)[0]
-        return tuple(_build(item_type, v) for v in value)
+        item = typing.get_args(tp)[0]
+        return _or_none(lambda value: tuple(map(_builder(item), value)))
     if isinstance(tp, type) and issubclass(tp, Enum):
-        return tp(value)
+        return _or_none(tp)
     if dataclasses.is_dataclass(tp):
-        hints = _hints(tp)
-        kwargs = {f.name: _build(hints[f.name], value[f.name]) for f in dataclasses.fields(tp) if f.name in value}
-        return tp(**kwargs)
+        names = [f.name for f in dataclasses.fields(tp)]
+
+        def build(value: Any) -> Any:
+            # Field builders are looked up per call (each a cache hit), so a record type may nest itself.
+            hints = _hints(tp)
+            return tp(**{name: _builder(hints[name])(value[name]) for name in names if name in value})
+
+        return _or_none(build)
     if tp is float:
-        return float(value)
+        return _or_none(float)
+    return _identity
+
+
+def _or_none(build: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda value: None if value is None else build(value)
+
+
+def _identity(value: Any) -> Any:
     return value
