@@ -60,7 +60,7 @@ def from_dict(cls: type[R], obj: object) -> R:
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
             raise SchemaViolation(f"{cls.__name__} invalid at {where}: {error.message[:300]}")
-    return _build(cls, obj)
+    return _builder(cls)(obj)
 
 
 @functools.cache
@@ -97,15 +97,11 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-def _build(tp: Any, value: Any) -> Any:
-    """Turn validated JSON into typed values; the schema already guaranteed the shapes."""
-    return _builder(tp)(value)
-
-
 @functools.cache
 def _builder(tp: Any) -> Callable[[Any], Any]:
-    """A function that builds ``tp`` from validated JSON, made once per type: every record on every topic
-    goes through one, so the type is inspected here and not again for each value."""
+    """A function that turns validated JSON into a ``tp`` (the schema already guaranteed the shapes), made
+    once per type: every record on every topic goes through one, so the type is inspected here and not
+    again for each value."""
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         return _builder(next(a for a in typing.get_args(tp) if a is not type(None)))

@@ -23,10 +23,10 @@ def appended(turn: Turn, suffix: str, glued: bool = False) -> Turn:
     """The turn with ``suffix`` after the reply: as a sentence of its own (a bare answer gets its full stop),
     or, ``glued``, joined to the reply's last words with a space, as a run-on reply would carry it."""
     text = turn.text.rstrip()
-    if not glued and not text.endswith((".", "!", "?")):
-        text += "."
-    elif glued:
+    if glued:
         text = text.rstrip(".!")
+    elif not text.endswith((".", "!", "?")):
+        text += "."
     return replace(turn, text=f"{text} {suffix.strip()}")
 
 

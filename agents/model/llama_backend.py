@@ -144,10 +144,10 @@ class LlamaBackend:
         # call computes its variable part the same way whether the prefix was cached or not: the same
         # input then gives the same logits, bit for bit. With reuse on, the static part is kept.
         started = time.perf_counter()
-        saved = self._prefixes.get(prompt.family)
+        saved = self._kept_prefix(prompt.family, static)
         if self._config.prefix_reuse and llama_adapter.holds_prefix(llm, static):
             reused = len(static)  # the last call was of the same family
-        elif self._config.prefix_reuse and saved is not None and list(saved.tokens) == static:
+        elif saved is not None:
             llama_adapter.restore_sequence(llm, saved.state, static)
             reused = len(static)
         else:
@@ -163,6 +163,13 @@ class LlamaBackend:
         )
         return tokens, reused, time.perf_counter() - started, scores
 
+    def _kept_prefix(self, family: str, static: list[int]) -> SavedPrefix | None:
+        """The family's saved prefix when reuse is on and it holds exactly ``static`` (the prompt did not change)."""
+        saved = self._prefixes.get(family)
+        if self._config.prefix_reuse and saved is not None and list(saved.tokens) == static:
+            return saved
+        return None
+
     def _evaluate_static(self, llm: Any, family: str, static: list[int]) -> None:
         """Evaluate a family's static prefix from an empty cache, and keep it when prefix reuse is on."""
         llama_adapter.rewind(llm, 0)  # eval() drops the cache beyond n_tokens before it decodes
@@ -174,8 +181,7 @@ class LlamaBackend:
         """Evaluate and keep the family's static prefix now, so that no turn pays for it (a worker's start-up)."""
         llm = self._model()
         static = self._static_tokens(llm, prompt)
-        saved = self._prefixes.get(prompt.family)
-        if not self._config.prefix_reuse or (saved is not None and list(saved.tokens) == static):
+        if not self._config.prefix_reuse or self._kept_prefix(prompt.family, static) is not None:
             return 0
         self._evaluate_static(llm, prompt.family, static)
         return len(static)

@@ -56,9 +56,10 @@ def is_instruction(sentence: str) -> bool:
 def without_instructions(text: str) -> str:
     """``text`` with every instruction to the reader cut out (what the verifier may read of a claim)."""
     parts = [part for whole in sentences(text) for part in split_at_instruction(whole)]
-    if not any(is_instruction(part) for part in parts):
+    kept = [part for part in parts if not is_instruction(part)]
+    if len(kept) == len(parts):
         return text  # unchanged, spacing included
-    return " ".join(part for part in parts if not is_instruction(part))
+    return " ".join(kept)
 
 
 def claim_as_read(claim: Claim) -> str:

@@ -175,7 +175,8 @@ async def judge(
     claims = evidence.claimset.claims
     if not claims:
         return [], clock
-    claim_list = numbered([claim_as_read(c) for c in claims])
+    read = [claim_as_read(c) for c in claims]
+    claim_list = numbered(read)
     rendered_evidence = render_evidence(evidence.passages)
     if evidence.passages:
         rendered = prompts.with_evidence.render(evidence=rendered_evidence, claims=claim_list)
@@ -183,7 +184,7 @@ async def judge(
         rendered = prompts.closed_book.render(claims=claim_list)
     # While reading the prompt, the runner scores each claim's tokens given the evidence before it
     # (closed-book: given the model's own knowledge); see evidence_fit.
-    rendered = dataclasses.replace(rendered, scored=tuple(" " + claim_as_read(c) for c in claims), reference=rendered_evidence if evidence.passages else "")
+    rendered = dataclasses.replace(rendered, scored=tuple(" " + text for text in read), reference=rendered_evidence if evidence.passages else "")
     generation = await ask_verdicts(model, rendered, len(claims))
     clock.add(generation)
     scores = list(generation.label_scores) + [UNIFORM] * len(claims)
