@@ -7,6 +7,7 @@ while the committed files differ from what this module produces.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from enum import Enum
@@ -92,8 +93,12 @@ def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+@functools.cache
 def schema_with_items(cls: type, field_name: str, count: int) -> dict[str, Any]:
-    """``schema_for(cls)`` with the list ``field_name`` holding exactly ``count`` items (one answer per claim)."""
+    """``schema_for(cls)`` with the list ``field_name`` holding exactly ``count`` items (one answer per claim).
+
+    Built once per (class, field, count) and shared, because a stage asks for it on every model call and
+    building it reads every type hint again; callers only read it."""
     schema = schema_for(cls)
     schema["properties"][field_name]["minItems"] = schema["properties"][field_name]["maxItems"] = count
     return schema

@@ -115,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="embedded broker + worker + bundled conversations with planted errors")
     demo.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
+    demo.add_argument("--pace", type=float, default=6.0, metavar="SECONDS",
+                      help="seconds between turns, as in live chats (default 6; 0: all at once, after the worker is ready)")
     _model_flags(demo)
 
     bench = sub.add_parser("bench", help="per-stage latency and token rates, with and without prefix reuse")

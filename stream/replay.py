@@ -22,7 +22,8 @@ from agents.errors import InputError
 from agents.inputs import read_jsonl
 from schemas import Alert, Correction, DeadLetter, DialogueLabel, Label, Role, Turn, TurnVerdict, decode, encode, ids
 from stream import aiokafka_adapter
-from stream.app import topic_name
+from stream.app import bootstrap_servers, topic_name
+from stream.errors import ReplayError
 from stream.settings import Settings
 from stream.topic_admin import ensure_topics
 
@@ -267,7 +268,11 @@ async def replay_and_collect(
     collector = Collector(bootstrap, settings)
     await collector.start()  # before publishing, so no result is missed
     try:
-        sent = await publish(turns, bootstrap, settings, pace)
+        publishing = asyncio.ensure_future(publish(turns, bootstrap, settings, pace))
+        while not publishing.done():
+            # Paced turns take their time: what comes back meanwhile is shown as it arrives.
+            await collector.poll(on_record, timeout_ms=200)
+        sent = await publishing
         if on_published is not None:
             on_published(sent)
         finished = await wait_for(collector, sent, timeout, on_record, alive)
@@ -276,3 +281,28 @@ async def replay_and_collect(
     return sent, collector.collected, finished
 
 
+
+
+def verdict_model_seconds(verdict: TurnVerdict) -> float:
+    """The model's time for one turn, segment to verify (the correction that may follow comes after the verdict)."""
+    timings = verdict.evidence.claimset.timings + verdict.evidence.timings + verdict.timings
+    return sum(t.model_seconds for t in timings)
+
+
+async def publish_and_wait(settings: Settings, turns: Sequence[Turn], rate: float | None, timeout: float,
+                           alive: Callable[[], bool]) -> tuple[list[Turn], Collected, float]:
+    """Publish ``turns`` (all at once, or ``rate`` a second) and wait for their verdicts and corrections.
+
+    Returns (turns sent, what came back, the time publishing started)."""
+    bootstrap = bootstrap_servers(settings.broker_url or "")
+    collector = Collector(bootstrap, settings)
+    await collector.start()
+    try:
+        logged = [LoggedTurn(t, n / rate if rate else None) for n, t in enumerate(turns)]
+        started = time.time()
+        sent = await publish(logged, bootstrap, settings, pace="original" if rate else "fast")
+        if not await wait_for(collector, sent, timeout, alive=alive):
+            raise ReplayError(f"the worker did not verify {len(sent)} turns within {timeout:.0f}s (alive: {alive()})")
+    finally:
+        await collector.stop()
+    return sent, collector.collected, started

@@ -16,8 +16,10 @@ the best-scoring round is the result.
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from agents.evidence.passages import PASSAGE_CHARS
 from agents.model.prompting import PromptTemplate
@@ -161,6 +163,17 @@ def compose_justification(fixes: Sequence[ErrorFix], unverifiable: Sequence[Clai
     return truncate(" ".join(parts), 4000)
 
 
+@functools.cache
+def correction_schema(candidates: int) -> dict[str, Any]:
+    """The rewrite's output schema with the evidence index limited to 1..``candidates``; built once per count
+    and shared (callers only read it)."""
+    schema = schema_for(CorrectionOutput)
+    # An enum, not a maximum: the grammar enforces enums, while llama.cpp's converter ignores integer bounds
+    # (measured: the 270M model wrote "evidence": 1953 and the row failed).
+    schema["properties"]["evidence"] = {"type": "integer", "enum": list(range(1, candidates + 1))}
+    return schema
+
+
 async def _correct(
     claim: ClaimVerdict,
     passages: Sequence[Passage],
@@ -179,12 +192,9 @@ async def _correct(
     )
     if feedback:
         lines += f"\nReviewer: {truncate(feedback, 300)}"
-    schema = schema_for(CorrectionOutput)
-    # An enum, not a maximum: the grammar enforces enums, while llama.cpp's converter ignores integer bounds
-    # (measured: the 270M model wrote "evidence": 1953 and the row failed).
-    schema["properties"]["evidence"] = {"type": "integer", "enum": list(range(1, len(candidates) + 1))}
     generation = await model.generate(
-        prompt.render(claim=claim.claim_text, evidence=lines), CorrectionOutput, max_tokens=140, schema=schema
+        prompt.render(claim=claim.claim_text, evidence=lines), CorrectionOutput, max_tokens=140,
+        schema=correction_schema(len(candidates)),
     )
     clock.add(generation)
     chosen = candidates[min(generation.output.evidence, len(candidates)) - 1]

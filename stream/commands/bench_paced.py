@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,14 +29,13 @@ from agents.errors import InputError
 from agents.evaluation.datasets import BENCH_TURNS
 from agents.evaluation.metrics import percentile
 from agents.inputs import read_jsonl
-from schemas import Role, Turn, TurnVerdict, ids
+from schemas import Role, Turn, ids
 from stream.app import bootstrap_servers
 from stream.broker import EmbeddedBroker
 from stream.commands.bench_stream import worker_process
 from stream.commands.common import dump_json
-from stream.errors import ReplayError
 from stream.process import peak_rss_mb, stop
-from stream.replay import Collected, Collector, LoggedTurn, publish, wait_for
+from stream.replay import publish_and_wait, verdict_model_seconds
 from stream.settings import Settings
 from stream.topic_admin import ensure_topics
 from stream.worker import model_name
@@ -79,28 +77,6 @@ def bench_turns(name: str, repeat: int) -> tuple[list[Turn], list[dict[str, Any]
     return turns, [p for row in rows for p in row.get("evidence", [])]
 
 
-def model_seconds(verdict: TurnVerdict) -> float:
-    timings = verdict.evidence.claimset.timings + verdict.evidence.timings + verdict.timings
-    return sum(t.model_seconds for t in timings)
-
-
-async def run_turns(settings: Settings, turns: list[Turn], rate: float | None, timeout: float,
-                    alive: Any) -> tuple[list[Turn], Collected, float]:
-    """Publish ``turns`` (all at once, or ``rate`` a second) and wait for their verdicts and alerts."""
-    bootstrap = bootstrap_servers(settings.broker_url or "")
-    collector = Collector(bootstrap, settings)
-    await collector.start()
-    try:
-        logged = [LoggedTurn(t, n / rate if rate else None) for n, t in enumerate(turns)]
-        started = time.time()
-        sent = await publish(logged, bootstrap, settings, pace="original" if rate else "fast")
-        if not await wait_for(collector, sent, timeout, alive=alive):
-            raise ReplayError(f"the worker did not verify {len(sent)} turns within {timeout:.0f}s (alive: {alive()})")
-    finally:
-        await collector.stop()
-    return sent, collector.collected, started
-
-
 async def paced_bench(settings: Settings, rate: float | None, repeat: int, scripted: bool, timeout: float) -> PacedReport:
     turns, evidence = bench_turns("paced", repeat)
     with tempfile.TemporaryDirectory(prefix="halluwatch-paced-") as data_dir, EmbeddedBroker() as broker:
@@ -112,13 +88,13 @@ async def paced_bench(settings: Settings, rate: float | None, repeat: int, scrip
         alive = lambda: worker.poll() is None  # noqa: E731
         try:
             # Warm-up: model load, group join and the prompt prefixes, on turns not measured.
-            await run_turns(settings, bench_turns("warm-up", 1)[0][:2], None, timeout, alive)
+            await publish_and_wait(settings, bench_turns("warm-up", 1)[0][:2], None, timeout, alive)
             capacity = None
             if not rate:
-                burst, collected, started = await run_turns(settings, bench_turns("capacity", 1)[0], None, timeout, alive)
+                burst, collected, started = await publish_and_wait(settings, bench_turns("capacity", 1)[0], None, timeout, alive)
                 capacity = len(burst) / max(1e-6, max(collected.arrival.values()) - started)
                 rate = capacity / 2
-            sent, collected, _ = await run_turns(settings, turns, rate, timeout, alive)
+            sent, collected, _ = await publish_and_wait(settings, turns, rate, timeout, alive)
             rss = peak_rss_mb(worker.pid)
         finally:
             stop(worker)
@@ -130,7 +106,7 @@ async def paced_bench(settings: Settings, rate: float | None, repeat: int, scrip
         model="scripted (no model cost)" if scripted else model_name(settings), rate=round(rate, 4),
         capacity=round(capacity, 4) if capacity else None, turns=len(sent),
         verdict_latencies=[round(x, 3) for x in latencies], alert_latencies=[round(x, 3) for x in alerts],
-        model_seconds=[round(model_seconds(v), 3) for v in verdicts], worker_peak_rss_mb=round(rss, 1),
+        model_seconds=[round(verdict_model_seconds(v), 3) for v in verdicts], worker_peak_rss_mb=round(rss, 1),
     )
 
 

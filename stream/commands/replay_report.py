@@ -8,7 +8,7 @@ from typing import Any
 
 from agents.evaluation.metrics import dialogue_metrics, percentile
 from schemas import Label, Turn, ids, to_dict
-from stream.replay import Collected, expected_verdict_ids
+from stream.replay import Collected, expected_verdict_ids, verdict_model_seconds
 
 
 @dataclass(frozen=True)
@@ -20,8 +20,11 @@ class Summary:
     alerts: int
     corrections: int
     dead_letters: int
-    latency_median_s: float
+    latency_median_s: float  # turn -> verdict
     latency_p95_s: float
+    alert_latency_median_s: float  # turn -> alert (0 without alerts)
+    alert_latency_p95_s: float
+    model_seconds_median: float  # the model's own time per turn, segment to verify
     accuracy: float | None = None
     macro_f1: float | None = None
 
@@ -34,6 +37,8 @@ def summarize(sent: Sequence[Turn], collected: Collected, labels: dict[str, bool
         for v in verdicts
         if v.evidence.claimset.turn_timestamp > 0
     ]
+    sent_ids = {(t.conversation_id, t.turn_id) for t in sent}
+    alert_latencies = [a.latency_seconds for a in collected.alerts.values() if (a.conversation_id, a.turn_id) in sent_ids]
     counts = {label.value: sum(v.label is label for v in verdicts) for label in Label}
     accuracy = macro_f1 = None
     if labels:
@@ -50,6 +55,9 @@ def summarize(sent: Sequence[Turn], collected: Collected, labels: dict[str, bool
         dead_letters=len(collected.dead_letters),
         latency_median_s=percentile(latencies, 0.5),
         latency_p95_s=percentile(latencies, 0.95),
+        alert_latency_median_s=percentile(alert_latencies, 0.5),
+        alert_latency_p95_s=percentile(alert_latencies, 0.95),
+        model_seconds_median=percentile([verdict_model_seconds(v) for v in verdicts], 0.5),
         accuracy=accuracy,
         macro_f1=macro_f1,
     )
@@ -61,8 +69,12 @@ def format_summary(s: Summary) -> str:
         f"claims: {s.claims}",
         "verdicts: " + ", ".join(f"{k} {v}" for k, v in s.verdicts.items()),
         f"alerts: {s.alerts}, corrections: {s.corrections}, dead letters: {s.dead_letters}",
-        f"latency turn -> verdict: median {s.latency_median_s:.1f}s, p95 {s.latency_p95_s:.1f}s",
+        f"latency turn -> verdict: median {s.latency_median_s:.1f}s, p95 {s.latency_p95_s:.1f}s"
+        f" (the model's own time per turn: median {s.model_seconds_median:.1f}s)",
     ]
+    if s.alerts:
+        lines.append(f"latency turn -> alert: median {s.alert_latency_median_s:.1f}s, p95 {s.alert_latency_p95_s:.1f}s"
+                     " (the correction is written first)")
     if s.accuracy is not None:
         lines.append(f"dialogue labels: accuracy {s.accuracy:.3f}, macro-F1 {s.macro_f1:.3f}")
     return "\n".join(lines)
