@@ -34,5 +34,6 @@ def build_pipeline(settings: Settings, model: ModelRunner | None = None) -> Pipe
         prompts=Prompts.load(),
         calibration=calibration,
         max_rounds=settings.max_rounds,
+        find_sources=settings.finds_sources,
         selective=selective_model(settings),
     )

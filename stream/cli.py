@@ -48,10 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluate = sub.add_parser("eval", help="evaluate on a benchmark file")
     evaluate.add_argument(
-        "dataset", choices=("averitec", "diahalu", "atomic", "halueval", "segmentation"),
+        "dataset", choices=("averitec", "diahalu", "atomic", "halueval", "segmentation", "source-hints"),
         help="atomic: labelled single-fact claims made from an AVeriTeC file's answers"
         " (see agents/evaluation/atomic_claims.py); halueval: HaluEval QA or dialogue rows, two turns each;"
-        " segmentation: how well claims stand alone over a DiaHalu or HaluEval file's assistant turns",
+        " segmentation: how well claims stand alone over a DiaHalu or HaluEval file's assistant turns;"
+        " source-hints: whether the sources stage helps knowledge-base search, on an AVeriTeC file",
     )
     evaluate.add_argument("file", type=Path)
     evaluate.add_argument("--limit", type=int, help="only the first N rows")

@@ -58,6 +58,14 @@ class Settings:
     chromedriver_path: Path = Path("/usr/bin/chromedriver")
     retrieval_cache_seconds: float = 600.0  # identical requests within this window come from the cache; 0 = off
     kb_update: bool = True  # let fresher web evidence supersede knowledge-base documents
+    # The sources stage (a model call per claim set naming primary sources). None: only with the web retriever,
+    # whose queries it directs; over 200 AVeriTeC claims it changed no knowledge-base result
+    # (docs/results/eval-source-hints.txt), so a worker that reads only its knowledge base skips it.
+    find_sources: bool | None = None
+
+    @property
+    def finds_sources(self) -> bool:
+        return self.web_retriever if self.find_sources is None else self.find_sources
 
     @property
     def kb_file(self) -> Path:
@@ -142,4 +150,5 @@ _ENV_FIELDS: dict[str, tuple[str, Any]] = {
     "CHROMEDRIVER": ("chromedriver_path", _path),
     "RETRIEVAL_CACHE_SECONDS": ("retrieval_cache_seconds", float),
     "KB_UPDATE": ("kb_update", _bool),
+    "FIND_SOURCES": ("find_sources", _bool),
 }

@@ -22,11 +22,13 @@ MAX_NOTE_CHARS = 500  # Evidence.note's bound
 
 
 async def retrieve(
-    claimset: ClaimSet, retriever: Retriever, model: ModelRunner, sources_prompt: PromptTemplate,
+    claimset: ClaimSet, retriever: Retriever, model: ModelRunner, sources_prompt: PromptTemplate | None,
     now: str | None = None,
 ) -> Evidence:
-    """Primary sources, then passages from the retriever, ordered oldest first, with what is missing noted."""
-    claimset = await find_sources(claimset, model, sources_prompt)
+    """Primary sources (no model call when ``sources_prompt`` is None), then passages from the retriever,
+    ordered oldest first, with what is missing noted."""
+    if sources_prompt is not None:
+        claimset = await find_sources(claimset, model, sources_prompt)
     clock = StageClock("retrieve")
     if not claimset.claims:
         return dataclasses.replace(assemble_evidence(claimset, ()), timings=(clock.stop(),))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 from agents.errors import InputError
@@ -25,6 +26,7 @@ from agents.evaluation.harness import (
 )
 from agents.evaluation.injection import Case, with_reply_suffix
 from agents.evaluation.segmentation import dialogue_turns, evaluate_segmentation, format_segmentation
+from agents.evaluation.source_hints import evaluate_source_hints, format_source_hints
 from agents.scoring.selective import DEFAULT_PATH as SELECTIVE_PATH
 from agents.scoring.selective import SelectiveFit
 from agents.stages.pipeline import Pipeline
@@ -68,9 +70,26 @@ async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) ->
     return 0
 
 
+async def run_source_hints_eval(args: argparse.Namespace, settings: Settings) -> int:
+    pipeline = build_pipeline(settings)
+    cases = read_averitec(args.file, args.limit)
+    try:
+        await pipeline.model.load()
+        report = await evaluate_source_hints(cases, pipeline.model, pipeline.prompts.sources, not args.quiet)
+    finally:
+        await pipeline.model.aclose()
+    print(format_source_hints(report))
+    if args.out:
+        args.out.write_text(dump_json(asdict(report)))
+        print(f"wrote {args.out}")
+    return 0
+
+
 async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     if args.dataset == "segmentation":
         return await run_segmentation_eval(args, settings)
+    if args.dataset == "source-hints":
+        return await run_source_hints_eval(args, settings)
     if args.append_to_reply and (args.judgements or args.fit_calibration):
         raise InputError("--append-to-reply changes what the model reads: run the model (no --judgements) and"
                          " do not fit a calibration on the altered rows")

@@ -184,3 +184,26 @@ async def test_knowledge_base_retriever_on_the_demo_evidence(tmp_path) -> None:
     assert (await KnowledgeBaseRetriever(kb).retrieve(request("Quantum chromodynamics rules."))).reason == (
         "nothing matched in the knowledge base")
     kb.close()
+
+
+async def test_without_a_sources_prompt_retrieval_makes_no_model_call(scripted) -> None:
+    runner, backend = scripted({})  # no answers at all: any model call would fail the test
+    index = PassageIndex([passage("Mount Everest is 8,848 metres high.", "https://atlas.example", "2005-03-01", 0.0)])
+    claimset = ClaimSet(claimset_id="cs", conversation_id="c", turn_id="t", bot="", turn_text="x", turn_timestamp=0,
+                        claim_date=None, context=(), skipped=(),
+                        claims=(Claim(claim_id="c1", index=0, text="Mount Everest is 8,848 metres high."),))
+    evidence = await retrieve(claimset, index, runner, None, now=TODAY)
+    assert [p.url for p in evidence.passages] == ["https://atlas.example"]
+    assert backend.prompts == [] and evidence.claimset.sources == ()
+    assert [t.stage for t in evidence.claimset.timings + evidence.timings] == ["retrieve"]
+
+
+def test_the_sources_stage_runs_only_with_the_web_retriever_unless_asked() -> None:
+    from stream.build import build_pipeline
+    from stream.settings import Settings
+
+    assert build_pipeline(Settings()).find_sources is False  # knowledge base only: its hints changed nothing
+    assert build_pipeline(Settings(web_retriever=True)).find_sources is True  # they direct the web queries
+    assert build_pipeline(Settings.from_env({"HALLUWATCH_FIND_SOURCES": "on"})).find_sources is True
+    assert build_pipeline(Settings.from_env({"HALLUWATCH_WEB_RETRIEVER": "on",
+                                             "HALLUWATCH_FIND_SOURCES": "off"})).find_sources is False
