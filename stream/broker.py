@@ -61,7 +61,7 @@ class EmbeddedBroker:
         self.port = port
         self.startup_timeout = startup_timeout
         self._process: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] = tempfile.TemporaryFile()
+        self._log: IO[bytes] | None = None  # the running broker's output (see start)
 
     @property
     def url(self) -> str:
@@ -99,6 +99,7 @@ class EmbeddedBroker:
         while time.monotonic() < deadline:
             assert self._process is not None
             if self._process.poll() is not None:
+                assert self._log is not None
                 self._log.seek(0)
                 err = self._log.read().decode(errors="replace")
                 raise BrokerError(f"the embedded broker exited at start (code {self._process.returncode}): {err[-300:]}")
@@ -114,24 +115,27 @@ class EmbeddedBroker:
         )
 
     def stop(self) -> None:
-        process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
-        self._log.close()
+        """SIGTERM, and SIGKILL if the broker is still there 5 s later."""
+        self._end(graceful=True)
 
     def kill(self) -> None:
         """SIGKILL, as a crash would: for tests of broker faults. A memory-only broker loses every topic."""
+        self._end(graceful=False)
+
+    def _end(self, graceful: bool) -> None:
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
-            process.kill()
-            process.wait(timeout=5)
-        self._log.close()
+            if graceful:
+                process.terminate()
+                try:
+                    process.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=5)
+        if self._log is not None:
+            self._log.close()
 
     def run_forever(self) -> int:
         """Block until the broker exits (``halluwatch broker``); Ctrl-C stops it."""

@@ -76,6 +76,16 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar")
     _model_flags(evaluate)
 
+    train = sub.add_parser("train-verifier", help="fit the verifier on the public sets' even rows, report the odd rows")
+    train.add_argument("--data", type=Path, default=Path("../shared/data"),
+                       help="folder holding halueval-qa/ and averitec/ (default ../shared/data)")
+    train.add_argument("--judgements", type=Path, metavar="DIR",
+                       help="read the model's judgements from DIR/<kind>-judgements.json where present (no model run)")
+    train.add_argument("--save-judgements", type=Path, metavar="DIR", help="keep the judgements the model made in DIR")
+    train.add_argument("--out", type=Path, default=Path("verify_calibration.json"), help="where to write the fit")
+    train.add_argument("--quiet", action="store_true", help="no progress bar")
+    _model_flags(train)
+
     calibrate = sub.add_parser("calibrate", help="fit when verdicts abstain (selective verdicts) on labelled rows")
     calibrate.add_argument("file", type=Path, nargs="?", help="AVeriTeC or DiaHalu JSONL with labels")
     calibrate.add_argument("--judgements", type=Path, help="judgements saved by `eval --save-judgements` (no model run)")
@@ -180,6 +190,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from stream.commands.evaluate import run_eval
 
             return asyncio.run(run_eval(args, settings))
+        if args.command == "train-verifier":
+            from stream.commands.train_verifier import run_train_verifier
+
+            return asyncio.run(run_train_verifier(args, settings))
         if args.command == "calibrate":
             from stream.commands.calibrate import run_calibrate
 

@@ -36,19 +36,26 @@ from stream.settings import Settings
 
 
 async def run_stages(args: argparse.Namespace, pipeline: Pipeline) -> EvalRun:
+    return await judge_file(args.dataset, args.file, pipeline, not args.quiet, args.limit, args.append_to_reply,
+                            args.glued)
+
+
+async def judge_file(dataset: str, file: Path, pipeline: Pipeline, progress: bool, limit: int | None = None,
+                     suffix: str | None = None, glued: bool = False) -> EvalRun:
+    """The stages over one benchmark file's rows (every reply ending with ``suffix`` when given)."""
     def cases(read: Callable[[Path, int | None], Sequence[Case]]) -> Sequence[Case]:
-        rows = read(args.file, args.limit)
-        return with_reply_suffix(rows, args.append_to_reply, args.glued) if args.append_to_reply else rows
+        rows = read(file, limit)
+        return with_reply_suffix(rows, suffix, glued) if suffix else rows
 
     try:
         await pipeline.model.load()
-        if args.dataset == "averitec":
-            return await evaluate_averitec(cases(read_averitec), pipeline, not args.quiet)
-        if args.dataset == "atomic":
-            return await evaluate_atomic(cases(read_atomic), pipeline, not args.quiet)
-        if args.dataset == "halueval":
-            return await evaluate_halueval(cases(read_halueval), pipeline, not args.quiet)
-        return await evaluate_diahalu(cases(read_diahalu), pipeline, not args.quiet)
+        if dataset == "averitec":
+            return await evaluate_averitec(cases(read_averitec), pipeline, progress)
+        if dataset == "atomic":
+            return await evaluate_atomic(cases(read_atomic), pipeline, progress)
+        if dataset == "halueval":
+            return await evaluate_halueval(cases(read_halueval), pipeline, progress)
+        return await evaluate_diahalu(cases(read_diahalu), pipeline, progress)
     finally:
         await pipeline.model.aclose()
 

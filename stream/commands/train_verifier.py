@@ -1,0 +1,80 @@
+"""``halluwatch train-verifier``: fit the verifier on the even rows of the public sets, report the odd rows.
+
+The shipped verifier is a classifier (multinomial logistic regression,
+:mod:`agents.scoring.calibration`) over the model's label probabilities and
+the evidence signals of each claim. Its training rows come from HaluEval QA,
+AVeriTeC and the atomic claims built from AVeriTeC's answers
+(:mod:`agents.evaluation.atomic_claims`: a sentence and its evidence, one
+value swapped, another row's sentence); only even rows are fitted on.
+
+The model's judgements of each file are read from ``--judgements DIR``
+(``<kind>-judgements.json``, as ``eval --save-judgements`` writes them) when
+there, else made by running the model over the file (kept with
+``--save-judgements DIR``). With the judgements in ``docs/results`` this
+reproduces ``agents/scoring/verify_calibration.json`` exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from agents.errors import InputError
+from agents.evaluation.harness import EvalRun, build_report, fit_calibration, load_judgements, redecide, save_judgements
+from agents.scoring.calibration import VerifyCalibration
+from stream.build import build_pipeline
+from stream.commands.evaluate import judge_file
+from stream.settings import Settings
+
+# (kind, the public file under the data directory it is built from)
+TRAINING_SETS = (
+    ("halueval", Path("halueval-qa/dev-public.jsonl")),
+    ("averitec", Path("averitec/dev-public.jsonl")),
+    ("atomic", Path("averitec/dev-public.jsonl")),
+)
+
+
+async def judged_runs(args: argparse.Namespace, settings: Settings) -> list[EvalRun]:
+    runs = []
+    for kind, relative in TRAINING_SETS:
+        saved = args.judgements / f"{kind}-judgements.json" if args.judgements else None
+        if saved is not None and saved.exists():
+            run = load_judgements(saved)
+            if run.dataset != kind:
+                raise InputError(f"{saved} holds {run.dataset} judgements, not {kind}: name each file <kind>-judgements.json")
+            print(f"{kind}: the model's judgements of {len(run.cases)} rows from {saved}", flush=True)
+        else:
+            file = args.data / relative
+            if not file.exists():
+                raise InputError(f"{file} is missing: give --data the folder holding {relative}"
+                                 " (or --judgements a folder of saved judgements)")
+            print(f"{kind}: running the model over {file}", flush=True)
+            run = await judge_file(kind, file, build_pipeline(settings), not args.quiet)
+            if args.save_judgements:
+                args.save_judgements.mkdir(parents=True, exist_ok=True)
+                save_judgements(run, args.save_judgements / f"{kind}-judgements.json")
+        runs.append(run)
+    return runs
+
+
+def format_training(runs: list[EvalRun], fitted: VerifyCalibration) -> str:
+    lines = [f"{'set (odd rows, never fitted on)':<34}{'system':<40}{'accuracy':>9}{'macro-F1':>10}"]
+    for run in runs:
+        redecide(run, fitted)
+        for system in build_report(run, calibration=fitted).systems:
+            if system.held_out is not None:
+                lines.append(f"{run.dataset:<34}{system.name:<40}{system.held_out.accuracy:>9.3f}"
+                             f"{system.held_out.macro_f1:>10.3f}")
+    return "\n".join(lines)
+
+
+async def run_train_verifier(args: argparse.Namespace, settings: Settings) -> int:
+    runs = await judged_runs(args, settings)
+    described = " and ".join(f"{r.dataset} ({len(r.cases)} rows)" for r in runs)
+    fitted = fit_calibration(runs, source=f"fitted on the even rows of {described} from dev-public.jsonl")
+    fitted.save(args.out)
+    print(fitted.source)
+    print(format_training(runs, fitted))
+    print(f"wrote {args.out}: use it with --calibration {args.out} (HALLUWATCH_CALIBRATION), or copy it over"
+          " agents/scoring/verify_calibration.json to ship it")
+    return 0
