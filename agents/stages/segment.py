@@ -48,9 +48,15 @@ _HEDGE = re.compile(
 )
 _OPINION = re.compile(
     r"^(i (think|believe|feel|love|like|hate|prefer|hope|guess|recommend|suggest|would)|in my (opinion|view)|"
-    r"personally|i'd|i'm (sure|glad|happy|sorry)|it'?s? (great|nice|wonderful|amazing|fun)|"
+    r"personally|i'd|i'm (sure|glad|happy|sorry)|it'?s? (great|nice|wonderful|amazing|fun|a pity|a shame|too bad)|"
     r"(that|this)('s| is| was| sounds) (great|nice|wonderful|amazing|fun|interesting|a pity|a shame|too bad)|"
     r"let me know|feel free)",
+    re.IGNORECASE,
+)
+# A word of assent or surprise before a comma ("Indeed, it's a pity", "Sure, Paris is the capital") says
+# nothing itself: the rules read what follows it.
+_DISCOURSE_MARKER = re.compile(
+    r"^(indeed|well|oh|ah|yes|yeah|no|sure|absolutely|actually|honestly|of course|wow|alright|okay|ok|hmm|so)\s*,\s*",
     re.IGNORECASE,
 )
 # The tiny models ramble; context beyond a few recent turns rarely resolves a reference.
@@ -70,13 +76,14 @@ class SegmentOutput:
 
 def classify_sentence(sentence: str) -> SkipReason | None:
     """Why a sentence makes no checkable claim, or None when it might."""
-    stripped = sentence.strip()
+    whole = sentence.strip()
+    stripped = _DISCOURSE_MARKER.sub("", whole) or whole
     if stripped.endswith("?"):
         return SkipReason.QUESTION
     if is_instruction(stripped):
         return SkipReason.INSTRUCTION
-    if _GREETING.match(stripped) and len(content_words(stripped)) <= 4:
-        return SkipReason.GREETING
+    if _GREETING.match(whole) and len(content_words(whole)) <= 4:
+        return SkipReason.GREETING  # "Sure, I can help you with that." is a greeting, marker and all
     if _OPINION.match(stripped):
         return SkipReason.OPINION
     if _HEDGE.match(stripped):
@@ -144,13 +151,11 @@ async def segment(
         generation = await model.generate(prompt.render(context=context_text, text=chunk), SegmentOutput, max_tokens=MAX_TOKENS)
         clock.add(generation)
         for proposed in generation.output.claims:
-            text = " ".join(proposed.split())
+            text = checkable_part(" ".join(proposed.split()), skipped)
             if not text or text.lower() in seen:
                 continue
             seen.add(text.lower())
-            if text.endswith("?"):
-                skipped.append(SkippedSpan(text=text, reason=SkipReason.QUESTION))
-            elif is_user_text(text, turn.text, context):
+            if is_user_text(text, turn.text, context):
                 skipped.append(SkippedSpan(text=text, reason=SkipReason.USER_TEXT))
             elif is_grounded(text, turn.text, context_text):
                 claim_texts.append(text)
@@ -164,6 +169,23 @@ async def segment(
     claim_texts = standalone_claims(claim_texts, context)
 
     return claimset_for(turn, context, claim_texts, skipped, (clock.stop(),))
+
+
+def checkable_part(claim: str, skipped: list[SkippedSpan]) -> str:
+    """A proposed claim without the sentences the turn-level rules skip (recorded in ``skipped``): the model
+    may join a reaction to a fact or reword an opinion ("That's great to hear. I am taking a year off."
+    keeps only the second sentence). The rest stays one claim, so a sentence that leans on the one before
+    it ("It opened in 1900.") keeps its subject."""
+    kept = []
+    for part in sentences(claim):
+        reason = classify_sentence(part)
+        # A piece without content words is a splitter's fragment ("No." | "1 on the Billboard Hot 100"): it
+        # stays with its neighbours.
+        if reason is None or reason is SkipReason.NO_FACT:
+            kept.append(part)
+        else:
+            skipped.append(SkippedSpan(text=part, reason=reason))
+    return " ".join(kept)
 
 
 def standalone_claims(claims: Sequence[str], context: Sequence[ContextLine]) -> list[str]:

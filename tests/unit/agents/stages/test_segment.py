@@ -32,6 +32,13 @@ def turn(text: str) -> Turn:
         ("That was built in 1900.", None),
         ("Neptune is the eighth planet.", None),
         ("Hello, the Eiffel Tower opened in 1889 for the World's Fair in Paris.", None),
+        # A word of assent before a comma does not hide what follows it.
+        ("Indeed, it's a pity the old bridge was torn down.", SkipReason.OPINION),
+        ("Yeah, I love watching football!", SkipReason.OPINION),
+        ("Well, maybe it opened in 1920.", SkipReason.HEDGE),
+        ("No, the Nile flows into the Mediterranean.", None),
+        ("Indeed, the bridge was torn down in 1968.", None),
+        ("Sure, I can help you with that.", SkipReason.GREETING),
     ],
 )
 def test_classify_sentence(sentence: str, reason: SkipReason | None) -> None:
@@ -124,3 +131,23 @@ async def test_claims_get_their_subject_back_and_lose_their_twins(scripted) -> N
     result = await segment(turn("The Eiffel Tower is in Paris. It opened in 1889."), [], runner,
                            PromptTemplate.load("segment"))
     assert [c.text for c in result.claims] == ["The Eiffel Tower is located in Paris.", "Eiffel Tower opened in 1889."]
+
+
+async def test_each_sentence_the_model_proposes_passes_the_same_rules(scripted) -> None:
+    # The model joined a reaction to a fact and reworded an opinion: neither gets through as a claim.
+    runner, _ = scripted({"segment": '{"claims":["That is great to hear. The Nile flows north.",'
+                                     ' "That is a pity the old bridge was torn down."]}'})
+    text = "Great to hear! The Nile flows north. Indeed, it's a pity the old bridge was torn down."
+    result = await segment(turn(text), [], runner, PromptTemplate.load("segment"))
+    assert [c.text for c in result.claims] == ["The Nile flows north."]
+    reasons = {s.text: s.reason for s in result.skipped}
+    assert reasons["That is great to hear."] is SkipReason.OPINION
+    assert reasons["That is a pity the old bridge was torn down."] is SkipReason.OPINION
+
+
+def test_a_fragment_the_sentence_splitter_cut_off_stays_with_its_claim() -> None:
+    from agents.stages.segment import checkable_part
+
+    skipped: list = []
+    claim = "The song spent eight weeks at No. 1."  # split as "... at No." | "1."
+    assert checkable_part(claim, skipped) == claim and skipped == []
