@@ -267,8 +267,8 @@ async def replay_and_collect(
     await ensure_topics(bootstrap, settings)
     collector = Collector(bootstrap, settings)
     await collector.start()  # before publishing, so no result is missed
+    publishing = asyncio.ensure_future(publish(turns, bootstrap, settings, pace))
     try:
-        publishing = asyncio.ensure_future(publish(turns, bootstrap, settings, pace))
         while not publishing.done():
             # Paced turns take their time: what comes back meanwhile is shown as it arrives.
             await collector.poll(on_record, timeout_ms=200)
@@ -277,6 +277,7 @@ async def replay_and_collect(
             on_published(sent)
         finished = await wait_for(collector, sent, timeout, on_record, alive)
     finally:
+        publishing.cancel()  # a no-op once it is done; stops a paced publish when collecting failed
         await collector.stop()
     return sent, collector.collected, finished
 
@@ -290,19 +291,15 @@ def verdict_model_seconds(verdict: TurnVerdict) -> float:
 
 
 async def publish_and_wait(settings: Settings, turns: Sequence[Turn], rate: float | None, timeout: float,
-                           alive: Callable[[], bool]) -> tuple[list[Turn], Collected, float]:
-    """Publish ``turns`` (all at once, or ``rate`` a second) and wait for their verdicts and corrections.
-
-    Returns (turns sent, what came back, the time publishing started)."""
-    bootstrap = bootstrap_servers(settings.broker_url or "")
-    collector = Collector(bootstrap, settings)
-    await collector.start()
-    try:
-        logged = [LoggedTurn(t, n / rate if rate else None) for n, t in enumerate(turns)]
-        started = time.time()
-        sent = await publish(logged, bootstrap, settings, pace="original" if rate else "fast")
-        if not await wait_for(collector, sent, timeout, alive=alive):
-            raise ReplayError(f"the worker did not verify {len(sent)} turns within {timeout:.0f}s (alive: {alive()})")
-    finally:
-        await collector.stop()
-    return sent, collector.collected, started
+                           alive: Callable[[], bool]) -> tuple[list[Turn], Collected]:
+    """Publish ``turns`` (all at once, or ``rate`` a second) and wait for their verdicts and corrections;
+    a worker that does not finish in ``timeout`` seconds is an error. Each sent turn carries the time it
+    was published."""
+    logged = [LoggedTurn(t, n / rate if rate else None) for n, t in enumerate(turns)]
+    sent, collected, finished = await replay_and_collect(
+        logged, bootstrap_servers(settings.broker_url or ""), settings, timeout,
+        pace="original" if rate else "fast", alive=alive,
+    )
+    if not finished:
+        raise ReplayError(f"the worker did not verify {len(sent)} turns within {timeout:.0f}s (alive: {alive()})")
+    return sent, collected

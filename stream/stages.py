@@ -209,7 +209,7 @@ class StageRunner:
 
     async def on_claimset(self, claimset: ClaimSet, event: Any) -> list[Output]:
         p = self.pipeline
-        evidence = await retrieve(claimset, self.retriever, p.model, p.prompts.sources if p.find_sources else None)
+        evidence = await retrieve(claimset, self.retriever, p.model, p.sources_prompt)
         outputs: list[Output] = [(self.topics.evidence, evidence)]
         if self.kb_updater is not None:
             outputs += [(self.topics.kb_updates, u) for u in await self.kb_updater(evidence, today())]

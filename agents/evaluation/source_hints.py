@@ -97,10 +97,11 @@ async def evaluate_source_hints(cases: Sequence[ClaimCase], model: ModelRunner, 
                 print(file=sys.stderr)
         finally:
             kb.close()
+    ids_with, ids_without = _ids(with_hints), _ids(without)
     return SourceHintsReport(
         claims=len(cases), documents=report.added, top_k=top_k,
-        with_hints=score(_ids(with_hints), own, top_k), without_hints=score(_ids(without), own, top_k),
-        claims_with_hints=hinted, rankings_changed=sum(a != b for a, b in zip(_ids(with_hints), _ids(without))),
+        with_hints=score(ids_with, own, top_k), without_hints=score(ids_without, own, top_k),
+        claims_with_hints=hinted, rankings_changed=sum(a != b for a, b in zip(ids_with, ids_without)),
         scores_changed=sum(a != b for a, b in zip(with_hints, without)),
         sources_seconds_per_claim=round(seconds / max(1, len(cases)), 3),
     )

@@ -54,10 +54,15 @@ class Pipeline:
     find_sources: bool = True
     selective: SelectiveModel | None = None  # None: never abstain
 
+    @property
+    def sources_prompt(self) -> PromptTemplate | None:
+        """The sources stage's prompt, None when the stage is off (its model call is skipped)."""
+        return self.prompts.sources if self.find_sources else None
+
     async def warm_up(self) -> int:
         """Evaluate every prompt family's static prefix now (a worker's start-up), not on the first turns that
         use each; the prompt tokens this evaluated."""
-        templates = [self.prompts.segment, *([self.prompts.sources] if self.find_sources else []),
+        templates = [self.prompts.segment, *([self.sources_prompt] if self.sources_prompt else []),
                      self.prompts.verify.sufficiency, self.prompts.verify.with_evidence, self.prompts.verify.closed_book,
                      self.prompts.justify]
         return await self.model.warm([t.prefix() for t in templates])
@@ -66,8 +71,8 @@ class Pipeline:
         self, turn: Turn, context: Sequence[ContextLine] = (), passages: Sequence[Passage] = ()
     ) -> CheckResult:
         claimset = await segment(turn, context, self.model, self.prompts.segment)
-        if self.find_sources:
-            claimset = await find_sources(claimset, self.model, self.prompts.sources)
+        if self.sources_prompt is not None:
+            claimset = await find_sources(claimset, self.model, self.sources_prompt)
         evidence = assemble_evidence(claimset, passages)
         verdict = await verify(evidence, self.model, self.prompts.verify, self.calibration, self.selective)
         correction = await justify(verdict, self.model, self.prompts.justify, self.max_rounds)

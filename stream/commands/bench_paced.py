@@ -91,10 +91,10 @@ async def paced_bench(settings: Settings, rate: float | None, repeat: int, scrip
             await publish_and_wait(settings, bench_turns("warm-up", 1)[0][:2], None, timeout, alive)
             capacity = None
             if not rate:
-                burst, collected, started = await publish_and_wait(settings, bench_turns("capacity", 1)[0], None, timeout, alive)
-                capacity = len(burst) / max(1e-6, max(collected.arrival.values()) - started)
+                burst, collected = await publish_and_wait(settings, bench_turns("capacity", 1)[0], None, timeout, alive)
+                capacity = len(burst) / max(1e-6, max(collected.arrival.values()) - burst[0].timestamp)
                 rate = capacity / 2
-            sent, collected, _ = await publish_and_wait(settings, turns, rate, timeout, alive)
+            sent, collected = await publish_and_wait(settings, turns, rate, timeout, alive)
             rss = peak_rss_mb(worker.pid)
         finally:
             stop(worker)

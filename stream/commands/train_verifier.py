@@ -58,9 +58,9 @@ async def judged_runs(args: argparse.Namespace, settings: Settings) -> list[Eval
 
 
 def format_training(runs: list[EvalRun], fitted: VerifyCalibration) -> str:
+    """Each run's odd rows, decided (see ``redecide``) under ``fitted``."""
     lines = [f"{'set (odd rows, never fitted on)':<34}{'system':<40}{'accuracy':>9}{'macro-F1':>10}"]
     for run in runs:
-        redecide(run, fitted)
         for system in build_report(run, calibration=fitted).systems:
             if system.held_out is not None:
                 lines.append(f"{run.dataset:<34}{system.name:<40}{system.held_out.accuracy:>9.3f}"
@@ -73,6 +73,8 @@ async def run_train_verifier(args: argparse.Namespace, settings: Settings) -> in
     described = " and ".join(f"{r.dataset} ({len(r.cases)} rows)" for r in runs)
     fitted = fit_calibration(runs, source=f"fitted on the even rows of {described} from dev-public.jsonl")
     fitted.save(args.out)
+    for run in runs:
+        redecide(run, fitted)
     print(fitted.source)
     print(format_training(runs, fitted))
     print(f"wrote {args.out}: use it with --calibration {args.out} (HALLUWATCH_CALIBRATION), or copy it over"
