@@ -10,6 +10,9 @@ from schemas import ContextLine, Role
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)*")
+# Where a user's statement ends and the next sentence begins, stricter than _SENTENCE_END: after a word of
+# two or more letters, so initials and abbreviations ("Mark L. Lester", "U.S. Army") never cut a question.
+_STATEMENT_END = re.compile(r"(?<=[a-z0-9]{2}[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 STOPWORDS = frozenset(
@@ -152,11 +155,14 @@ def years(text: str) -> set[str]:
 
 
 def last_question(context: Sequence[ContextLine]) -> str | None:
-    """The user's question the reply answers: the last user line, when it asks something."""
+    """The user's question the reply answers: the last question of the last user line, without what the user
+    said before it ("I studied law. Do you read novels?" asks "Do you read novels?"), so a reply checked
+    together with its question never takes the user's own statements as the assistant's."""
     for line in reversed(context):
         if line.role is Role.USER:
-            text = " ".join(line.text.split())
-            return text if "?" in text else None
+            parts = [p for p in _STATEMENT_END.split(" ".join(line.text.split())) if p]
+            asked = [p for p in parts if "?" in p]
+            return asked[-1] if asked else None
     return None
 
 

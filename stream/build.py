@@ -6,6 +6,7 @@ import dataclasses
 
 from agents.errors import InputError
 from agents.model.runner import ModelRunner
+from agents.parsing import shared_parser
 from agents.scoring.calibration import DEFAULT_PATH, VerifyCalibration
 from agents.scoring.selective import DEFAULT_PATH as SELECTIVE_PATH
 from agents.scoring.selective import SelectiveModel
@@ -33,6 +34,7 @@ def build_pipeline(settings: Settings, model: ModelRunner | None = None) -> Pipe
         model=model or ModelRunner(settings.model),
         prompts=Prompts.load(),
         calibration=calibration,
+        parser=shared_parser(),
         max_rounds=settings.max_rounds,
         find_sources=settings.finds_sources,
         selective=selective_model(settings),

@@ -202,7 +202,7 @@ class StageRunner:
         outputs: list[Output] = []
         if turn.role is Role.ASSISTANT:
             p = self.pipeline
-            outputs.append((self.topics.claimsets, await segment(turn, history, p.model, p.prompts.segment)))
+            outputs.append((self.topics.claimsets, await segment(turn, history, p.model, p.prompts.segment, p.parser)))
         window = history + [ContextLine(role=turn.role, text=turn.text[:2000])]
         self.context[key] = orjson.dumps([{"role": c.role.value, "text": c.text} for c in window[-CONTEXT_TURNS:]])
         return outputs

@@ -9,6 +9,7 @@ import pytest
 
 from agents.model.config import ModelConfig
 from agents.model.runner import ModelRunner
+from agents.parsing import SentenceParser, shared_parser
 from agents.testing.scripted_backend import Answer, ScriptedBackend
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -42,3 +43,9 @@ async def real_model() -> AsyncIterator[ModelRunner]:
     runner = ModelRunner(ModelConfig(n_threads=2))
     yield runner
     await runner.aclose()
+
+
+@pytest.fixture(scope="session")
+def parser() -> SentenceParser:
+    """The real sentence parser (spaCy's small English pipeline, from its package), loaded once."""
+    return shared_parser()

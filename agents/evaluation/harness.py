@@ -131,7 +131,7 @@ async def _check_turn(
 ) -> tuple[Label, Label]:
     """Pipeline label and model-alone label for one turn; records timings and the raw judgements."""
     p = pipeline.prompts
-    claimset = await segment(turn, context, pipeline.model, p.segment)
+    claimset = await segment(turn, context, pipeline.model, p.segment, pipeline.parser)
     evidence = assemble_evidence(claimset, passages)
     sufficiency, sufficiency_timing = await assess_sufficiency(evidence, pipeline.model, p.verify.sufficiency)
     judged, clock = await judge(evidence, pipeline.model, p.verify)

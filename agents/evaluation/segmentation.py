@@ -2,7 +2,8 @@
 
 For every assistant turn of a DiaHalu or HaluEval file, with the dialogue
 before it as context, it runs the segment stage and counts what a checker
-cannot use: claims that begin with an unresolved pronoun, near-duplicate
+cannot use: claims that begin with an unresolved pronoun (an "it" that
+stands for nothing, as in "It takes years to ...", is counted apart), near-duplicate
 pairs within a turn, factual turns that yield no claim (they would pass
 unchecked), and claims made of the user's words rather than the reply's.
 """
@@ -21,6 +22,7 @@ from agents.evaluation.harness import Progress
 from agents.inputs import read_jsonl
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
+from agents.parsing import SentenceParser
 from agents.stages.segment import classify_sentence, segment
 from agents.stages.standalone import is_user_text, leading_pronoun, near_duplicate
 from agents.text import answer_part, sentences
@@ -43,6 +45,7 @@ class SegmentationReport:
     factual_turns: int = 0
     claims: int = 0
     unresolved: int = 0
+    placeholder_it: int = 0  # claims opening with an "it" that stands for nothing: not counted as unresolved
     duplicate_pairs: int = 0
     factual_without_claim: int = 0
     user_text_claims: int = 0
@@ -87,7 +90,7 @@ def dialogue_turns(path: Path, limit: int | None = None) -> list[TurnInContext]:
     raise InputError(f"{path}:1: neither a DiaHalu row (turns) nor a HaluEval row (knowledge)")
 
 
-def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimSet) -> None:
+def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimSet, parser: SentenceParser) -> None:
     texts = [c.text for c in claimset.claims]
     report.turns += 1
     report.claims += len(texts)
@@ -97,7 +100,11 @@ def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimS
         report.factual_without_claim += 1
         report.note("factual turn without a claim", item.turn.text)
     for text in texts:
-        if leading_pronoun(text):
+        pronoun = leading_pronoun(text)
+        if pronoun is not None and pronoun.lower() == "it" and parser.dummy_subject(text):
+            report.placeholder_it += 1  # "It takes years to ...": nothing to resolve
+            report.note("placeholder it (not counted)", text)
+        elif pronoun is not None:
             report.unresolved += 1
             report.note("unresolved pronoun", text)
         # A bare answer's claim carries the user's question on purpose; only the reply's part counts here.
@@ -111,13 +118,18 @@ def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimS
 
 
 async def evaluate_segmentation(
-    items: Sequence[TurnInContext], model: ModelRunner, prompt: PromptTemplate, name: str, show_progress: bool = True
+    items: Sequence[TurnInContext],
+    model: ModelRunner,
+    prompt: PromptTemplate,
+    parser: SentenceParser,
+    name: str,
+    show_progress: bool = True,
 ) -> SegmentationReport:
     report = SegmentationReport(file=name)
     progress = Progress(len(items), "segmentation") if show_progress else None
     started = time.perf_counter()
     for item in items:
-        score_turn(report, item, await segment(item.turn, item.context, model, prompt))
+        score_turn(report, item, await segment(item.turn, item.context, model, prompt, parser), parser)
         if progress:
             progress.step()
     report.seconds = time.perf_counter() - started
@@ -133,6 +145,7 @@ def format_segmentation(r: SegmentationReport) -> str:
         f"claims per turn:                 {r.claims_per_turn:.2f} ({r.claims} claims)",
         f"unresolved leading pronoun:      {r.unresolved} = {r.unresolved_share:.1%} of claims"
         f" ({flag(r.unresolved_share <= TARGETS['unresolved_share'])}: <= 3%)",
+        f"placeholder 'it', not counted:   {r.placeholder_it} (\"It takes years to ...\")",
         f"near-duplicate pairs:            {r.duplicate_pairs} = {r.duplicate_pairs / max(r.turns, 1):.3f} per turn"
         f" ({flag(r.duplicate_pairs == 0)}: 0)",
         f"factual turns without a claim:   {r.factual_without_claim} = {r.factual_without_claim_share:.1%}"

@@ -161,6 +161,18 @@ class ModelRunner:
         """A separate runner (own contexts) with prefix reuse switched on or off; for benchmarks."""
         return ModelRunner(dataclasses.replace(self.config, prefix_reuse=enabled), self._backend_arg)
 
+    async def __aenter__(self) -> ModelRunner:
+        """``async with runner:`` loads the model now and always closes it after, also when loading fails."""
+        try:
+            await self.load()
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     async def aclose(self) -> None:
         loop = asyncio.get_running_loop()
         if self._backend is not None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from agents.evidence.passages import assemble_evidence
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
+from agents.parsing import SentenceParser
 from agents.scoring.calibration import VerifyCalibration
 from agents.scoring.selective import SelectiveModel
 from agents.stages.justify import justify
@@ -50,6 +51,7 @@ class Pipeline:
     model: ModelRunner
     prompts: Prompts
     calibration: VerifyCalibration
+    parser: SentenceParser
     max_rounds: int = 2
     find_sources: bool = True
     selective: SelectiveModel | None = None  # None: never abstain
@@ -70,7 +72,7 @@ class Pipeline:
     async def check(
         self, turn: Turn, context: Sequence[ContextLine] = (), passages: Sequence[Passage] = ()
     ) -> CheckResult:
-        claimset = await segment(turn, context, self.model, self.prompts.segment)
+        claimset = await segment(turn, context, self.model, self.prompts.segment, self.parser)
         if self.sources_prompt is not None:
             claimset = await find_sources(claimset, self.model, self.sources_prompt)
         evidence = assemble_evidence(claimset, passages)

@@ -16,6 +16,7 @@ near-duplicates.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
+from agents.parsing import SentenceParser
 from agents.stages.instructions import is_instruction, split_at_instruction
 from agents.stages.standalone import (
     drop_duplicates,
@@ -50,7 +52,10 @@ _OPINION = re.compile(
     r"^(i (think|believe|feel|love|like|hate|prefer|hope|guess|recommend|suggest|would)|in my (opinion|view)|"
     r"personally|i'd|i'm (sure|glad|happy|sorry)|it'?s? (great|nice|wonderful|amazing|fun|a pity|a shame|too bad)|"
     r"(that|this)('s| is| was| sounds) (great|nice|wonderful|amazing|fun|interesting|a pity|a shame|too bad)|"
-    r"let me know|feel free)",
+    r"let me know|feel free|"
+    # A reaction to what was just said: "That sounds like fun.", "That makes sense.", "That's fascinating!"
+    r"(that|this) (sounds|seems|looks|feels|makes sense)|"
+    r"(that|this)('s| is| was| must be| must have been) (so |really |very |quite |truly |pretty )?[a-z]+[.!]*$)",
     re.IGNORECASE,
 )
 # A word of assent or surprise before a comma ("Indeed, it's a pity", "Sure, Paris is the capital") says
@@ -59,6 +64,8 @@ _DISCOURSE_MARKER = re.compile(
     r"^(indeed|well|oh|ah|yes|yeah|no|sure|absolutely|actually|honestly|of course|wow|alright|okay|ok|hmm|so)\s*,\s*",
     re.IGNORECASE,
 )
+# A tag that turns a statement into a question: "It's great, don't you think?", "..., isn't it?"
+_TAG_QUESTION = re.compile(r",\s*(?:don't|doesn't|isn't|aren't|wasn't|didn't|won't|can't|right|no)\b[^,?]*\?$", re.IGNORECASE)
 # The tiny models ramble; context beyond a few recent turns rarely resolves a reference.
 CONTEXT_TURNS = 4
 CONTEXT_CHARS = 400
@@ -127,6 +134,7 @@ async def segment(
     context: Sequence[ContextLine],
     model: ModelRunner,
     prompt: PromptTemplate,
+    parser: SentenceParser,
 ) -> ClaimSet:
     clock = StageClock("segment")
     skipped: list[SkippedSpan] = []
@@ -140,6 +148,11 @@ async def segment(
 
     question = last_question(context)
     if factual and question is not None and is_bare_answer(" ".join(factual), question):
+        asked = classify_sentence(_TAG_QUESTION.sub("", question).rstrip("?") + ".")
+        if asked in (SkipReason.OPINION, SkipReason.HEDGE):
+            # "It's great, don't you think?" "Absolutely!": agreeing with an opinion states no fact.
+            skipped += [SkippedSpan(text=sentence, reason=asked) for sentence in factual]
+            return claimset_for(turn, context, [], skipped, (clock.stop(),))
         # A bare answer says nothing on its own; with its question it is one checkable claim (no model call).
         claims = [with_question(question, " ".join(factual))]
         return claimset_for(turn, context, claims, skipped, (clock.stop(),))
@@ -166,7 +179,8 @@ async def segment(
     for sentence in factual:
         if coverage(content_words(sentence), covered) < 0.5:
             claim_texts.append(sentence)
-    claim_texts = standalone_claims(claim_texts, context)
+    # Parsing is CPU work (milliseconds a sentence, only for claims that open with a pronoun): off the loop.
+    claim_texts = await asyncio.to_thread(standalone_claims, claim_texts, context, parser)
 
     return claimset_for(turn, context, claim_texts, skipped, (clock.stop(),))
 
@@ -188,12 +202,12 @@ def checkable_part(claim: str, skipped: list[SkippedSpan]) -> str:
     return " ".join(kept)
 
 
-def standalone_claims(claims: Sequence[str], context: Sequence[ContextLine]) -> list[str]:
+def standalone_claims(claims: Sequence[str], context: Sequence[ContextLine], parser: SentenceParser) -> list[str]:
     """Pronouns resolved from what came before (the dialogue, then the turn's earlier claims), near-duplicates dropped."""
     earlier = [line.text for line in context[-CONTEXT_TURNS:]]
     resolved: list[str] = []
     for claim in claims:
-        resolved.append(resolve_pronoun(claim, earlier + resolved))
+        resolved.append(resolve_pronoun(claim, earlier + resolved, parser))
     return drop_duplicates(resolved)
 
 

@@ -5,9 +5,14 @@ dialogue, so it must carry its own subject and never borrow the user's words:
 
 * a reply that only answers a question ("First for Women.") is checked
   together with the question it answers;
-* a claim that begins with a pronoun ("He founded ...") gets the name the
-  pronoun stands for: the first name of the nearest earlier sentence that has
-  one, in the turn and then the dialogue before it;
+* a claim that begins with a pronoun gets what the pronoun stands for, from
+  the turn's earlier claims and then the dialogue before it: "he" or "she"
+  the nearest earlier name; "it" or "they" the nearest earlier mention of the
+  same number, subjects first, read off a dependency parse
+  (:mod:`agents.parsing`), so "They used a mounting block" after "How did
+  knights mount ...?" becomes "Knights used a mounting block"; an "it" that
+  stands for nothing ("It is known that ...") and "this" or "that" pointing at a
+  whole event are left as they are;
 * a question is never a claim, and neither is a sentence made of the user's
   words rather than the reply's;
 * near-duplicates (the same content words, give or take a few) are dropped,
@@ -19,18 +24,28 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from agents.parsing import Mention, SentenceParser
 from agents.text import STOPWORDS, content_words, coverage, sentences
 from schemas import ContextLine, Role
 
 # A subject or possessive pronoun at the start of a claim: the claim does not say who or what.
 PRONOUN_START = re.compile(r"^(he|she|it|they|this|that|these|those|his|her|its|their|him|them)\b", re.IGNORECASE)
-_POSSESSIVE = {"his", "her", "its", "their"}
+_POSSESSIVE = frozenset({"his", "her", "its", "their"})
+_THING_PRONOUNS = frozenset({"it", "its", "they", "their", "them"})
+_PLURAL_PRONOUNS = frozenset({"they", "their", "them"})
+_DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
+# A verb contracted onto the pronoun ("it's", "they're"); "'s" before "been" or "got" is "has".
+_CONTRACTION = re.compile(r"^['’](s|re|ll|ve|d)\b(?=(\s+(?:been|got)\b)?)", re.IGNORECASE)
+_CONTRACTED = {"s": "is", "re": "are", "ll": "will", "ve": "have", "d": "would"}
+# "It" and "they" point back at most this many sentences; further back a guess is more often wrong than right.
+REFERENT_SENTENCES = 3
 # A run of capitalised words, allowing "of", "the", "de" ... inside ("Bank of England", "Leonardo da Vinci").
 _NAME = re.compile(r"[A-Z][\w'\-]*(?:\s+(?:(?:of|the|de|da|von|van|del|la|and|&)\s+)?[A-Z][\w'\-]*)*")
 _NOT_A_NAME = frozenset(
     "i i'm i've i'd i'll yes no sure well oh hi hello hey thanks okay ok also however but and so then there here "
     "what which who whom whose when where why how do does did is are was were can could would should will".split()
 ) | STOPWORDS
+_CONTRACTED_VERB = re.compile(r"['’](s|re|ll|ve|d|m)$")
 # Auxiliaries, copulas and past forms: a cheap sign that words make a sentence rather than a bare answer.
 # "'s" counts only after a pronoun ("it's"): after a name it is a possessive ("Arthur's Magazine").
 _VERB = re.compile(
@@ -49,19 +64,24 @@ def leading_pronoun(claim: str) -> str | None:
     return match.group(1) if match else None
 
 
+def _bare(word: str) -> str:
+    """A word lower-cased without a contracted verb: "That's" -> "that", so it is no name."""
+    return _CONTRACTED_VERB.sub("", word.lower()).strip("'")
+
+
 def first_name(sentence: str) -> str | None:
     """The first name in a sentence (a run of capitalised words that is not a pronoun or function word)."""
     for match in _NAME.finditer(sentence):
         words = match.group(0).split()
-        while words and words[0].lower().strip("'") in _NOT_A_NAME:
+        while words and _bare(words[0]) in _NOT_A_NAME:
             words = words[1:]
-        if words and not all(w.lower() in _NOT_A_NAME for w in words):
+        if words and not all(_bare(w) in _NOT_A_NAME for w in words):
             return " ".join(words).rstrip("'")
     return None
 
 
-def referent(earlier: Sequence[str]) -> str | None:
-    """What a pronoun most likely stands for: the first name of the nearest earlier sentence that has one."""
+def named_referent(earlier: Sequence[str]) -> str | None:
+    """Who "he" or "she" most likely is: the first name of the nearest earlier sentence that has one."""
     for text in reversed(earlier):
         for sentence in reversed(sentences(text)):
             name = first_name(sentence)
@@ -70,16 +90,58 @@ def referent(earlier: Sequence[str]) -> str | None:
     return None
 
 
-def resolve_pronoun(claim: str, earlier: Sequence[str]) -> str:
-    """The claim with a leading pronoun replaced by its referent; unchanged when there is none to find."""
+def thing_referent(plural: bool, earlier: Sequence[str], parser: SentenceParser) -> str | None:
+    """What "it" or "they" most likely stands for, among the mentions of the same number in the last few
+    earlier sentences: a pronoun that opens a sentence usually continues an earlier subject, so a subject
+    counts as one sentence nearer than it is; the nearest wins, a subject on a tie. None when the winner is
+    itself "it" or "they" (a chain this rule cannot follow safely) or nothing agrees. "It" never stands
+    for a person's name."""
+    recent = [s for text in earlier for s in sentences(text)][-REFERENT_SENTENCES:]
+    ranked: list[tuple[int, int, Mention]] = []
+    for distance, sentence in enumerate(reversed(recent)):
+        for mention in parser.mentions(sentence):
+            if mention.plural == plural and not (mention.person and not plural):
+                ranked.append((distance + (0 if mention.subject else 1), 0 if mention.subject else 1, mention))
+    if not ranked:
+        return None
+    best = min(ranked, key=lambda r: r[:2])[2]  # min keeps the first of equals: the nearer, earlier mention
+    return None if best.pronoun else best.text
+
+
+def as_subject(mention: str) -> str:
+    """A mention made to open a sentence about a known thing: "a horse" -> "The horse"."""
+    first, _, rest = mention.partition(" ")
+    if first.lower() in ("a", "an") and rest:
+        mention = f"the {rest}"
+    return mention[0].upper() + mention[1:]
+
+
+def resolve_pronoun(claim: str, earlier: Sequence[str], parser: SentenceParser) -> str:
+    """The claim with a leading pronoun replaced by its referent; unchanged when there is none to find, when
+    the pronoun stands for nothing ("It is known that ..."), or when the claim already names the referent."""
     pronoun = leading_pronoun(claim)
     if pronoun is None:
         return claim
-    name = referent(earlier)
+    kind = pronoun.lower()
+    if kind in _THING_PRONOUNS:
+        if kind == "it" and parser.dummy_subject(claim.strip()):
+            return claim
+        found = thing_referent(kind in _PLURAL_PRONOUNS, earlier, parser)
+        name = as_subject(found) if found is not None else None
+    elif kind in _DEMONSTRATIVES:
+        return claim  # "That was ..." points at an event or a whole sentence, not at a name
+    else:
+        name = named_referent(earlier)
     if name is None or name.lower() in claim.lower():
         return claim
-    replacement = f"{name}'s" if pronoun.lower() in _POSSESSIVE else name
-    return replacement + claim.strip()[len(pronoun):]
+    rest = claim.strip()[len(pronoun):]
+    if kind in _POSSESSIVE:
+        name = f"{name}'" if name.endswith("s") and kind == "their" else f"{name}'s"
+    elif contraction := _CONTRACTION.match(rest):
+        # "It's a museum" -> "Yad Vashem is a museum": after a name, "'s" would read as a possessive.
+        verb = "has" if contraction.group(2) else _CONTRACTED[contraction.group(1).lower()]
+        rest = f" {verb}{rest[len(contraction.group(1)) + 1:]}"
+    return name + rest
 
 
 def is_bare_answer(text: str, question: str) -> bool:

@@ -42,8 +42,7 @@ async def bench_mode(settings: Settings, reuse: bool, repeat: int) -> dict[str, 
     stages: dict[str, list[StageTiming]] = defaultdict(list)
     turn_seconds: list[float] = []
     turn_model_seconds: list[float] = []
-    try:
-        await model.load()
+    async with model:
         warm_up_tokens = await pipeline.warm_up()  # as a worker does at start-up
         for _ in range(repeat):
             for turn, passages in cases:
@@ -56,8 +55,6 @@ async def bench_mode(settings: Settings, reuse: bool, repeat: int) -> dict[str, 
                     stages[t.stage].append(t)
                 turn_model_seconds.append(sum(t.model_seconds for t in timings))
         footprint = await model.footprint()
-    finally:
-        await model.aclose()
     all_timings = [t for items in stages.values() for t in items]
     prompt_s = sum(t.prompt_seconds for t in all_timings)
     model_s = sum(t.model_seconds for t in all_timings)

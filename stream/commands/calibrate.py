@@ -58,14 +58,11 @@ async def judged_run(args: argparse.Namespace, settings: Settings) -> EvalRun:
         dialogues = read_diahalu(args.file, args.limit)
         require_both_classes([d.hallucination for d in dialogues], args.file)
     pipeline = build_pipeline(settings)
-    try:
-        await pipeline.model.load()
+    async with pipeline.model:
         if kind == "averitec":
             run = await evaluate_averitec(claims, pipeline, not args.quiet)
         else:
             run = await evaluate_diahalu(dialogues, pipeline, not args.quiet)
-    finally:
-        await pipeline.model.aclose()
     if args.save_judgements:
         save_judgements(run, args.save_judgements)
     return run

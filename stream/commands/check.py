@@ -23,12 +23,9 @@ async def run_check(args: argparse.Namespace, settings: Settings) -> int:
     passages = read_passages(args.evidence) if args.evidence else []
     context = read_context(args.context) if args.context else []
     pipeline = build_pipeline(settings)
-    try:
-        await pipeline.model.load()
+    async with pipeline.model:
         turn = Turn(conversation_id="cli", turn_id="1", role=Role.ASSISTANT, text=text, timestamp=time.time(), claim_date=date)
         result = await pipeline.check(turn, context, passages)
-    finally:
-        await pipeline.model.aclose()
     print(dump_json(to_dict(result)) if args.json else format_check(result))
     return 0
 

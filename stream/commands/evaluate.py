@@ -47,8 +47,7 @@ async def judge_file(dataset: str, file: Path, pipeline: Pipeline, progress: boo
         rows = read(file, limit)
         return with_reply_suffix(rows, suffix, glued) if suffix else rows
 
-    try:
-        await pipeline.model.load()
+    async with pipeline.model:
         if dataset == "averitec":
             return await evaluate_averitec(cases(read_averitec), pipeline, progress)
         if dataset == "atomic":
@@ -56,18 +55,15 @@ async def judge_file(dataset: str, file: Path, pipeline: Pipeline, progress: boo
         if dataset == "halueval":
             return await evaluate_halueval(cases(read_halueval), pipeline, progress)
         return await evaluate_diahalu(cases(read_diahalu), pipeline, progress)
-    finally:
-        await pipeline.model.aclose()
 
 
 async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) -> int:
     pipeline = build_pipeline(settings)
     items = dialogue_turns(args.file, args.limit)
-    try:
-        await pipeline.model.load()
-        report = await evaluate_segmentation(items, pipeline.model, pipeline.prompts.segment, args.file.name, not args.quiet)
-    finally:
-        await pipeline.model.aclose()
+    async with pipeline.model:
+        report = await evaluate_segmentation(
+            items, pipeline.model, pipeline.prompts.segment, pipeline.parser, args.file.name, not args.quiet
+        )
     print(format_segmentation(report))
     if args.out:
         args.out.write_text(dump_json({**vars(report), "claims_per_turn": report.claims_per_turn,
@@ -80,11 +76,8 @@ async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) ->
 async def run_source_hints_eval(args: argparse.Namespace, settings: Settings) -> int:
     pipeline = build_pipeline(settings)
     cases = read_averitec(args.file, args.limit)
-    try:
-        await pipeline.model.load()
+    async with pipeline.model:
         report = await evaluate_source_hints(cases, pipeline.model, pipeline.prompts.sources, not args.quiet)
-    finally:
-        await pipeline.model.aclose()
     print(format_source_hints(report))
     if args.out:
         args.out.write_text(dump_json(asdict(report)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.model.runner import ModelRunner
+from agents.parsing import shared_parser
 from agents.scoring.calibration import VerifyCalibration
 from agents.stages.pipeline import Pipeline, Prompts
 from agents.stages.segment import SegmentOutput
@@ -23,7 +24,7 @@ def turn(text: str, turn_id: str = "1") -> Turn:
 
 @pytest.fixture(scope="module")
 def pipeline(real_model: ModelRunner) -> Pipeline:
-    return Pipeline(real_model, Prompts.load(), VerifyCalibration.load())
+    return Pipeline(real_model, Prompts.load(), VerifyCalibration.load(), shared_parser())
 
 
 async def test_full_check_gives_valid_records(pipeline: Pipeline) -> None:

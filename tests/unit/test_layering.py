@@ -5,7 +5,8 @@ cannot hide a dependency. The layers, lowest first:
 
     schemas                                   records, codec, ids
     agents.errors / .text / .inputs           shared helpers
-    agents.model / .evidence / .scoring       the model, evidence sources, scoring (siblings do not import each other)
+    agents.model / .evidence / .scoring       the model, evidence sources, scoring, the sentence parser
+      / .parsing                              (siblings do not import each other)
     agents.stages, agents.testing             the pipeline stages; test doubles and an example website
     agents.evaluation                         benchmarks and replay scoring
     stream (runtime)                          broker, Faust app, agents, worker, metrics, web
@@ -26,7 +27,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("schemas", "agents", "stream")
 SHARED = ("agents.errors", "agents.text", "agents.inputs")
-SIBLINGS = ("agents.model", "agents.evidence", "agents.scoring")
+SIBLINGS = ("agents.model", "agents.evidence", "agents.scoring", "agents.parsing")
 CLI = ("stream.commands", "stream.cli")
 
 
@@ -79,7 +80,7 @@ def forbidden(importer: str, imported: str) -> str | None:
     if layer(imported) > layer(importer):
         return "imports a higher layer"
     if layer(importer) == layer(imported) == 2 and importer.split(".")[:2] != imported.split(".")[:2]:
-        return "the model, evidence and scoring packages do not import each other"
+        return "the model, evidence, scoring and parsing packages do not import each other"
     if within(imported, "agents.testing") and not within(importer, ("agents.testing",) + CLI):
         return "runtime code imports test support"
     if within(importer, "stream") and not within(importer, CLI) and within(imported, "agents.evaluation"):

@@ -9,6 +9,7 @@ from agents.errors import InputError
 from agents.evaluation.datasets import parse_dialogue_history, read_halueval
 from agents.evaluation.harness import build_report, evaluate_halueval, format_report
 from agents.model.backend import Prompt
+from agents.parsing import shared_parser
 from agents.scoring.calibration import VerifyCalibration
 from agents.stages.pipeline import Pipeline, Prompts
 from schemas import LabelScores, Role
@@ -63,7 +64,7 @@ async def test_a_turn_is_a_hallucination_unless_verified_true(scripted, tmp_path
          "justify": '{"errors":[],"corrected_text":"x"}'},
         label_scores={"verify": lambda p: [LabelScores(0.8, 0.1, 0.1) if right(p) else LabelScores(0.1, 0.1, 0.8)]},
     )
-    pipeline = Pipeline(runner, Prompts.load(), VerifyCalibration.identity(), max_rounds=1)
+    pipeline = Pipeline(runner, Prompts.load(), VerifyCalibration.identity(), shared_parser(), max_rounds=1)
     run = await evaluate_halueval(read_halueval(write(tmp_path, QA)), pipeline, show_progress=False)
     assert [(c.gold, c.predicted) for c in run.cases] == [("factual", "factual"), ("hallucination", "hallucination")]
     report = build_report(run)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from agents.evaluation.datasets import DialogueCase
 from agents.evaluation.harness import FAILED, evaluate_diahalu
+from agents.parsing import shared_parser
 from agents.scoring.calibration import VerifyCalibration
 from agents.stages.pipeline import Pipeline, Prompts
 from schemas import LabelScores, Role, Turn
@@ -27,7 +28,7 @@ async def test_a_dialogue_is_flagged_when_any_turn_is_false_and_a_model_failure_
         label_scores={"verify_closed_book": lambda p: [LabelScores(0.1, 0.8, 0.1) if "Pacific" in p.variable
                                                        else LabelScores(0.8, 0.1, 0.1)]},
     )
-    pipeline = Pipeline(runner, Prompts.load(), VerifyCalibration.identity(), max_rounds=1)
+    pipeline = Pipeline(runner, Prompts.load(), VerifyCalibration.identity(), shared_parser(), max_rounds=1)
     cases = [dialogue("made-up", "The Nile flows north.", "The Amazon flows into the Pacific."),
              dialogue("fine", "The Nile flows north."),
              dialogue("broken", "Atlantis sank in 9600 BC.")]

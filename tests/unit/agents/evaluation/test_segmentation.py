@@ -28,12 +28,12 @@ def test_assistant_turns_come_with_the_dialogue_before_them(tmp_path: Path) -> N
     assert items[1].context[-1].role is Role.USER
 
 
-async def test_each_problem_is_counted(scripted, tmp_path: Path) -> None:
+async def test_each_problem_is_counted(scripted, parser, tmp_path: Path) -> None:
     # The model leaves a pronoun, repeats a claim, echoes the user's question and misses a factual turn.
     runner, _ = scripted({"segment": lambda p: '{"claims":["The Eiffel Tower is in Paris.","The Eiffel Tower is located in Paris.",'
                                               '"It opened in 1889."]}' if "Paris" in p.variable else '{"claims":[]}'})
     report = await evaluate_segmentation(dialogue_turns(write(tmp_path, DIAHALU)), runner, PromptTemplate.load("segment"),
-                                         "rows.jsonl", show_progress=False)
+                                         parser, "rows.jsonl", show_progress=False)
     # The stage's own rules already fix the pronoun and the duplicate; "Yes, it is very tall." is checked whole
     # and so begins with no pronoun, but is a factual turn with a claim.
     assert (report.turns, report.factual_turns, report.claims) == (2, 2, 3)
@@ -41,7 +41,7 @@ async def test_each_problem_is_counted(scripted, tmp_path: Path) -> None:
     assert "meets target" in format_segmentation(report)
 
 
-def test_the_counters_count_what_a_checker_cannot_use(tmp_path: Path) -> None:
+def test_the_counters_count_what_a_checker_cannot_use(parser, tmp_path: Path) -> None:
     from agents.evaluation.segmentation import SegmentationReport, score_turn
     from agents.stages.segment import claimset_for
 
@@ -49,15 +49,16 @@ def test_the_counters_count_what_a_checker_cannot_use(tmp_path: Path) -> None:
     report = SegmentationReport(file="x")
     score_turn(report, first, claimset_for(first.turn, first.context, [
         "It opened in 1889.", "The Eiffel Tower is in Paris.", "The Eiffel Tower is located in Paris.",
-        "The famous landmark was built for the exposition."]))
-    score_turn(report, second, claimset_for(second.turn, second.context, []))
-    assert (report.turns, report.factual_turns, report.claims) == (2, 2, 4)
-    assert (report.unresolved, report.duplicate_pairs, report.factual_without_claim) == (1, 1, 1)
+        "The famous landmark was built for the exposition.", "It is said that it rained on the opening day."]), parser)
+    score_turn(report, second, claimset_for(second.turn, second.context, []), parser)
+    assert (report.turns, report.factual_turns, report.claims) == (2, 2, 5)
+    # "It is said that ..." opens with an "it" that stands for nothing: counted apart, not as unresolved.
+    assert (report.unresolved, report.placeholder_it, report.duplicate_pairs, report.factual_without_claim) == (1, 1, 1, 1)
     assert report.user_text_claims == 1
     assert "MISSES target" in format_segmentation(report)
 
 
-def test_a_bare_answer_with_its_question_is_not_user_text(tmp_path: Path) -> None:
+def test_a_bare_answer_with_its_question_is_not_user_text(parser, tmp_path: Path) -> None:
     from agents.evaluation.segmentation import SegmentationReport, score_turn
     from agents.stages.segment import claimset_for
     from agents.stages.standalone import with_question
@@ -66,7 +67,7 @@ def test_a_bare_answer_with_its_question_is_not_user_text(tmp_path: Path) -> Non
            "right_answer": "Johannesburg", "hallucinated_answer": "What city has a suburb called Kew"}
     right, echoed = dialogue_turns(write(tmp_path, row))
     report = SegmentationReport(file="x")
-    score_turn(report, right, claimset_for(right.turn, right.context, [with_question(row["question"], "Johannesburg")]))
+    score_turn(report, right, claimset_for(right.turn, right.context, [with_question(row["question"], "Johannesburg")]), parser)
     assert report.user_text_claims == 0
-    score_turn(report, echoed, claimset_for(echoed.turn, echoed.context, ["A city has a suburb called Kew."]))
+    score_turn(report, echoed, claimset_for(echoed.turn, echoed.context, ["A city has a suburb called Kew."]), parser)
     assert report.user_text_claims == 0, "the reply itself said it: its words, not only the user's"

@@ -49,3 +49,21 @@ def test_non_gguf_file_is_refused(tmp_path) -> None:
     fake.write_bytes(b"PK\x03\x04 not a model")
     with pytest.raises(ModelFileError, match="not a GGUF file"):
         resolve_model_path(ModelConfig(model_path=fake))
+
+
+async def test_async_with_loads_and_always_closes(scripted, tmp_path) -> None:
+    runner, backend = scripted({"segment": '{"claims": []}'})
+    async with runner as loaded:
+        assert loaded is runner
+        await runner.generate(Prompt("segment", "s", "v"), SegmentOutput)
+    with pytest.raises(RuntimeError):  # closed: its model thread takes no more work
+        await runner.generate(Prompt("segment", "s", "v"), SegmentOutput)
+
+    from agents.model.runner import ModelRunner
+
+    missing = ModelRunner(ModelConfig(model_path=tmp_path / "nope.gguf"))
+    with pytest.raises(ModelFileError, match="HALLUWATCH_MODEL_PATH"):
+        async with missing:
+            pass
+    with pytest.raises(RuntimeError):  # a failed load closes the runner too
+        await missing.generate(Prompt("segment", "s", "v"), SegmentOutput)

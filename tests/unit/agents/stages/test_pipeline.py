@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agents.model.runner import ModelRunner
+from agents.parsing import shared_parser
 from agents.scoring.calibration import VerifyCalibration
 from agents.stages.pipeline import Pipeline, Prompts
 from agents.testing.stream_model import stream_model_backend
@@ -13,7 +14,7 @@ from tests.support.records import passage
 async def test_warm_up_covers_every_family_a_turn_calls() -> None:
     backend = stream_model_backend()
     backend.record_prompts = True
-    pipeline = Pipeline(ModelRunner(backend=backend), Prompts.load(), VerifyCalibration.identity())
+    pipeline = Pipeline(ModelRunner(backend=backend), Prompts.load(), VerifyCalibration.identity(), shared_parser())
     try:
         await pipeline.warm_up()
         turn = Turn(conversation_id="c", turn_id="1", role=Role.ASSISTANT,
@@ -30,7 +31,7 @@ async def test_warm_up_covers_every_family_a_turn_calls() -> None:
 
 async def test_without_source_finding_its_prompt_is_not_warmed() -> None:
     backend = stream_model_backend()
-    pipeline = Pipeline(ModelRunner(backend=backend), Prompts.load(), VerifyCalibration.identity(), find_sources=False)
+    pipeline = Pipeline(ModelRunner(backend=backend), Prompts.load(), VerifyCalibration.identity(), shared_parser(), find_sources=False)
     try:
         await pipeline.warm_up()
     finally:

@@ -39,21 +39,50 @@ def test_the_question_is_the_last_user_line_when_it_asks() -> None:
     assert last_question([]) is None
 
 
+def test_the_question_leaves_out_what_the_user_said_before_it() -> None:
+    # The user's own statements are not the reply's claim, even when the reply is a bare "Yes!".
+    said = [ContextLine(role=Role.USER, text="Wow! I studied law in Lyon. Have you ever been to France?")]
+    assert last_question(said) == "Have you ever been to France?"
+
+
 @pytest.mark.parametrize(("claim", "earlier", "resolved"), [
-    ("It opened in 1889.", ["The Eiffel Tower is in Paris."], "Eiffel Tower opened in 1889."),
+    # "he" and "she": the nearest earlier name
     ("He was born in 1946.", ["I like Jaws.", "Steven Spielberg directed Jaws."], "Steven Spielberg was born in 1946."),
     ("His first film was Duel.", ["Do you know Steven Spielberg?"], "Steven Spielberg's first film was Duel."),
-    ("They used a mounting block.", ["what a lovely day"], "They used a mounting block."),  # nothing to refer to
-    ("Paris is big.", ["Rome is old."], "Paris is big."),  # no pronoun
+    # "it" and "they": the nearest mention of the same number, subjects first; a verb contracted onto it is spelt out
+    ("It opened in 1889.", ["The Eiffel Tower is in Paris."], "The Eiffel Tower opened in 1889."),
+    ("They slept in tents.", ["How did Roman soldiers travel across Gaul?"], "Roman soldiers slept in tents."),
+    ("Its roof is made of copper.", ["The old library stands on the hill."], "The old library's roof is made of copper."),
+    ("Their nests are made of mud.", ["Swallows return every spring."], "Swallows' nests are made of mud."),
+    ("It's a protected species.", ["A snow leopard was seen near the village."], "The snow leopard is a protected species."),
+    ("It took a decade.", ["Building the canal across the isthmus was slow."],
+     "Building the canal across the isthmus took a decade."),
+    # A subject one sentence further back beats a mere mention in the nearest sentence.
+    ("It was rebuilt in 1950.", ["The bridge crossed the river.", "Floods damaged the road near the town."],
+     "The bridge was rebuilt in 1950."),
+    # "it" never stands for a person, and "they" never for one thing
+    ("It sold millions of copies.", ["Ernest Hemingway wrote a novel about the sea."],
+     "The novel about the sea sold millions of copies."),
+    ("They won the cup.", ["The team played well."], "They won the cup."),
+    # An "it" or "they" that continues an earlier "it" or "they" is a chain: left as it is, not guessed.
+    ("It must have been hard.", ["Then the castle fell.", "It was besieged for a year."], "It must have been hard."),
+    # Nothing to resolve: a placeholder "it", an event behind "that", nothing to point to, no pronoun.
+    ("It is said that the tower leans.", ["The Pisa tower is in Italy."], "It is said that the tower leans."),
+    ("That was a hard winter for the army.", ["Napoleon's army retreated from Moscow."],
+     "That was a hard winter for the army."),
+    ("They used a mounting block.", ["what a lovely day"], "They used a mounting block."),
+    ("Paris is big.", ["Rome is old."], "Paris is big."),
 ])
-def test_leading_pronouns_take_the_nearest_earlier_name(claim: str, earlier: list[str], resolved: str) -> None:
-    assert resolve_pronoun(claim, earlier) == resolved
+def test_leading_pronouns_take_what_they_stand_for(claim: str, earlier: list[str], resolved: str, parser) -> None:
+    assert resolve_pronoun(claim, earlier, parser) == resolved
 
 
 def test_what_counts_as_a_pronoun_and_a_name() -> None:
     assert leading_pronoun("They won.") == "They" and leading_pronoun("Theodore won.") is None
     assert first_name("Yes, the Bank of England raised rates.") == "Bank of England"
     assert first_name("I think so.") is None
+    assert first_name("That's right, he won.") is None, "a contracted verb does not make a word a name"
+    assert first_name("Arthur's Magazine came first.") == "Arthur's Magazine"
 
 
 def test_near_duplicates_keep_the_fullest_claim() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agents.model.runner import ModelRunner
+from agents.parsing import shared_parser
 from agents.scoring.calibration import VerifyCalibration
 from agents.stages.pipeline import Pipeline, Prompts
 from agents.testing.stream_model import label_of, stream_model_backend
@@ -12,7 +13,7 @@ from tests.support.records import passage
 
 async def test_every_stage_gets_a_valid_answer_and_false_claims_get_corrected() -> None:
     backend = stream_model_backend()
-    pipeline = Pipeline(ModelRunner(backend=backend), Prompts.load(), VerifyCalibration.identity())
+    pipeline = Pipeline(ModelRunner(backend=backend), Prompts.load(), VerifyCalibration.identity(), shared_parser())
     # Sentences chosen so that the hash labels one of them false and the other true.
     places = ["Oslo", "Lima", "Cairo", "Quito", "Hanoi", "Dakar", "Perth", "Riga", "Bern", "Accra", "Kyiv", "Doha"]
     things = ["harbour", "museum", "library", "tower", "stadium", "cathedral", "market", "theatre"]

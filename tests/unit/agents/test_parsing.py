@@ -1,0 +1,51 @@
+"""The sentence parser adapter: what a later "it" or "they" may point back to, on the real spaCy pipeline."""
+
+import pytest
+
+from agents import parsing
+from agents.errors import ModelFileError
+from agents.parsing import Mention, SentenceParser
+
+
+def test_subjects_come_first_with_their_number(parser: SentenceParser) -> None:
+    found = parser.mentions("The mill near the bridge sold flour to three villages.")
+    assert found[0] == Mention(text="The mill near the bridge", plural=False, subject=True)
+    assert Mention(text="flour", plural=False, subject=False) in found
+    assert any(m.text == "three villages" and m.plural and not m.subject for m in found)
+
+
+def test_a_gerund_clause_subject_is_a_mention(parser: SentenceParser) -> None:
+    found = parser.mentions("Crossing the desert on foot was dangerous.")
+    assert found[0] == Mention(text="Crossing the desert on foot", plural=False, subject=True, clause=True)
+
+
+def test_descriptions_possessed_nouns_and_long_clauses_are_not_mentions(parser: SentenceParser) -> None:
+    texts = [m.text for m in parser.mentions("Yad Vashem is a memorial.")]
+    assert texts == ["Yad Vashem"], "'a memorial' describes the subject, it names nothing new"
+    assert not any(m.text == "their horses" for m in parser.mentions("The riders fed their horses."))
+    long_subject = "The small wooden boat that the fishermen of the northern village built last winter sank."
+    assert all(len(m.text.split()) <= parsing.MAX_MENTION_WORDS for m in parser.mentions(long_subject))
+
+
+def test_it_and_they_are_mentions_that_point_further_back(parser: SentenceParser) -> None:
+    assert parser.mentions("It was besieged for a year.")[0] == Mention(text="It", plural=False, subject=True,
+                                                                           pronoun=True)
+    assert parser.mentions("Nobody saw them again.")[-1].pronoun
+
+
+@pytest.mark.parametrize(("sentence", "dummy"), [
+    ("It is believed that the bridge collapsed in 1907.", True),
+    ("It takes three days to cross the lake.", True),
+    ("It is important to drink water.", True),
+    ("It opened in 1889.", False),
+    ("It was a busy port.", False),
+    ("They said that it rained.", False),
+])
+def test_a_placeholder_it_is_told_from_a_referring_one(parser: SentenceParser, sentence: str, dummy: bool) -> None:
+    assert parser.dummy_subject(sentence) is dummy
+
+
+def test_a_missing_parser_package_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parsing, "PACKAGE", "no_such_parser_package")
+    with pytest.raises(ModelFileError, match="pip install"):
+        SentenceParser.load()
