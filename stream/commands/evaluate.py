@@ -27,9 +27,12 @@ from agents.evaluation.harness import (
 from agents.evaluation.injection import Case, with_reply_suffix
 from agents.evaluation.segmentation import dialogue_turns, evaluate_segmentation, format_segmentation
 from agents.evaluation.source_hints import evaluate_source_hints, format_source_hints
+from agents.model.llama_backend import LlamaBackend
+from agents.model.runner import ModelRunner
 from agents.scoring.selective import DEFAULT_PATH as SELECTIVE_PATH
 from agents.scoring.selective import SelectiveFit
 from agents.stages.pipeline import Pipeline
+from agents.testing.recorded_backend import RecordedBackend, RecordingBackend
 from stream.build import build_pipeline
 from stream.commands.common import dump_json
 from stream.settings import Settings
@@ -58,13 +61,25 @@ async def judge_file(dataset: str, file: Path, pipeline: Pipeline, progress: boo
 
 
 async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) -> int:
-    pipeline = build_pipeline(settings)
+    if args.answers and args.save_answers:
+        raise InputError("--answers replays a recording and --save-answers makes one: give one of them")
+    recording = None
+    model = None
+    if args.answers:
+        model = ModelRunner(settings.model, backend=RecordedBackend.load(args.answers))
+    elif args.save_answers:
+        recording = RecordingBackend(lambda: LlamaBackend(settings.model))
+        model = ModelRunner(settings.model, backend=recording)
+    pipeline = build_pipeline(settings, model=model)
     items = dialogue_turns(args.file, args.limit)
     async with pipeline.model:
         report = await evaluate_segmentation(
             items, pipeline.model, pipeline.prompts.segment, pipeline.parser, args.file.name, not args.quiet
         )
     print(format_segmentation(report))
+    if recording is not None:
+        recording.save(args.save_answers)
+        print(f"wrote {len(recording.answers)} segment answers to {args.save_answers}")
     if args.out:
         args.out.write_text(dump_json({**vars(report), "claims_per_turn": report.claims_per_turn,
                                        "unresolved_share": report.unresolved_share,
@@ -88,6 +103,8 @@ async def run_source_hints_eval(args: argparse.Namespace, settings: Settings) ->
 async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     if args.dataset == "segmentation":
         return await run_segmentation_eval(args, settings)
+    if args.answers or args.save_answers:
+        raise InputError("--answers and --save-answers keep the segment model's answers: use them with segmentation")
     if args.dataset == "source-hints":
         return await run_source_hints_eval(args, settings)
     if args.append_to_reply and (args.judgements or args.fit_calibration):

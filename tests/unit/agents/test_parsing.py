@@ -27,6 +27,11 @@ def test_descriptions_possessed_nouns_and_long_clauses_are_not_mentions(parser: 
     assert all(len(m.text.split()) <= parsing.MAX_MENTION_WORDS for m in parser.mentions(long_subject))
 
 
+def test_a_possessor_is_a_mention_without_its_ending_and_a_fragment_is_none(parser: SentenceParser) -> None:
+    assert any(m.text == "Marie Curie" and m.person for m in parser.mentions("Marie Curie's notebooks are radioactive."))
+    assert parser.mentions("No problem.") == ()
+
+
 def test_it_and_they_are_mentions_that_point_further_back(parser: SentenceParser) -> None:
     assert parser.mentions("It was besieged for a year.")[0] == Mention(text="It", plural=False, subject=True,
                                                                            pronoun=True)

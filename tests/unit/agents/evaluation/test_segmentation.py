@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 
 from agents.evaluation.segmentation import dialogue_turns, evaluate_segmentation, format_segmentation
 from agents.model.prompting import PromptTemplate
@@ -71,3 +72,30 @@ def test_a_bare_answer_with_its_question_is_not_user_text(parser, tmp_path: Path
     assert report.user_text_claims == 0
     score_turn(report, echoed, claimset_for(echoed.turn, echoed.context, ["A city has a suburb called Kew."]), parser)
     assert report.user_text_claims == 0, "the reply itself said it: its words, not only the user's"
+
+
+async def test_recorded_answers_replay_the_same_segmentation_without_the_model(scripted, parser, tmp_path: Path) -> None:
+    from agents.errors import InputError
+    from agents.model.runner import ModelRunner
+    from agents.testing.recorded_backend import RecordedBackend, RecordingBackend
+    from agents.testing.scripted_backend import ScriptedBackend
+
+    answers = '{"claims":["The Eiffel Tower is in Paris.","It opened in 1889."]}'
+    recording = RecordingBackend(lambda: ScriptedBackend(answers={"segment": answers}))
+    items = dialogue_turns(write(tmp_path, DIAHALU))
+    prompt = PromptTemplate.load("segment")
+    live = await evaluate_segmentation(items, ModelRunner(backend=recording), prompt, parser, "x", show_progress=False)
+    saved = tmp_path / "answers.jsonl"
+    recording.save(saved)
+
+    replayed = await evaluate_segmentation(items, ModelRunner(backend=RecordedBackend.load(saved)), prompt, parser,
+                                           "x", show_progress=False)
+    assert (replayed.claims, replayed.unresolved, replayed.examples) == (live.claims, live.unresolved, live.examples)
+    assert live.claims > 0
+
+    other = dialogue_turns(write(tmp_path, {**DIAHALU, "turns": [
+        {"speaker": "A1", "role": "user", "text": "And Rome?"},
+        {"speaker": "B1", "role": "assistant", "text": "The Colosseum opened in the year 80."}]}))
+    with pytest.raises(InputError, match="record again with --save-answers"):
+        await evaluate_segmentation(other, ModelRunner(backend=RecordedBackend.load(saved)), prompt, parser, "x",
+                                    show_progress=False)
