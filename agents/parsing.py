@@ -111,24 +111,36 @@ class SentenceParser:
             return self._nlp(sentence)
 
     def _dummy_subject(self, sentence: str) -> bool:
-        """The sentence opens with an "it" that stands for nothing ("It is believed that ...", "It takes
-        years to ..."): its verb is a copula, a verb of seeming or taking, or a passive, and carries a
-        clause after it that says what the sentence is about."""
+        """The sentence opens with an "it" that stands for nothing but a clause later in the sentence:
+        "It is important to train", "It takes years to learn", "It's a hassle to carry an umbrella" (a
+        copula or a verb of seeming or taking, with a clause on the verb or on its complement), "It is
+        believed that ..." (a passive with a that-clause). "It was a sight to behold" is no placeholder:
+        "to behold" lacks its own object, it describes the sight; nor is "It's used to signal danger"."""
         doc = self._parse(sentence)
         first = doc[0] if len(doc) else None
         if first is None or first.lower_ != "it" or first.dep_ not in ("nsubj", "nsubjpass", "expl"):
             return False
         verb = first.head
-        passive = any(c.dep_ == "auxpass" for c in verb.children)
-        if verb.lower_ not in _DUMMY_VERBS and not passive:
+        if any(c.dep_ == "auxpass" for c in verb.children):
+            return any(c.dep_ == "ccomp" and c.i > verb.i for c in verb.children)
+        if verb.lower_ not in _DUMMY_VERBS:
             return False
-        clauses = (c for c in verb.subtree if c.i > verb.i)
-        return any(c.dep_ in ("ccomp", "xcomp", "csubj") or _to_infinitive(c) for c in clauses)
+        complements = [c for c in verb.children if c.dep_ in ("acomp", "attr")]
+        clauses = [c for head in (verb, *complements) for c in head.children if c.i > verb.i]
+        return any(c.dep_ in ("ccomp", "xcomp", "csubj") or _for_to(c) or _complete_infinitive(c) for c in clauses)
 
 
-def _to_infinitive(token: Token) -> bool:
-    """A clause hung on a noun with "to" ("a hassle [to carry an umbrella]")."""
-    return token.dep_ in ("acl", "relcl") and any(c.dep_ == "aux" and c.lower_ == "to" for c in token.children)
+def _for_to(token: Token) -> bool:
+    """A "for ... to" clause: "It's important [for all sports to be green]"."""
+    return token.dep_ == "advcl" and any(c.dep_ == "mark" and c.lower_ == "for" for c in token.children)
+
+
+def _complete_infinitive(token: Token) -> bool:
+    """A "to" clause hung on a noun that has its own complement ("a hassle [to carry an umbrella]"), unlike
+    one whose object is the noun itself ("a sight [to behold]")."""
+    if token.dep_ not in ("acl", "relcl") or not any(c.dep_ == "aux" and c.lower_ == "to" for c in token.children):
+        return False
+    return any(c.dep_ in ("dobj", "ccomp", "xcomp", "attr", "acomp", "prep", "prt") for c in token.children)
 
 
 def _span_text(head: Token) -> str:

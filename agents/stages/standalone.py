@@ -7,8 +7,9 @@ dialogue, so it must carry its own subject and never borrow the user's words:
   together with the question it answers;
 * a claim that begins with a pronoun gets what the pronoun stands for, from
   the turn's earlier claims and then the dialogue before it, read off a
-  dependency parse (:mod:`agents.parsing`): "he" or "she" the nearest
-  person's name; "it" or "they" the nearest earlier mention of the same
+  dependency parse (:mod:`agents.parsing`): "he" or "she" the person named
+  last (the parser's entity recogniser says who is a person); "it" or "they"
+  the nearest earlier mention of the same
   number, subjects first, so "They used a mounting block" after "How did
   knights mount ...?" becomes "Knights used a mounting block"; an "it" that
   stands for nothing ("It is known that ...") and "this" or "that" pointing at a

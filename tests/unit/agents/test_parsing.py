@@ -45,6 +45,11 @@ def test_it_and_they_are_mentions_that_point_further_back(parser: SentenceParser
     ("It opened in 1889.", False),
     ("It was a busy port.", False),
     ("They said that it rained.", False),
+    ("It's a nuisance to carry a wet umbrella.", True),  # the clause has its own object: it is the subject
+    ("It was a view to remember.", False),  # "to remember" lacks its object: the view; "it" refers
+    ("It is used to mark the border.", False),  # a passive with a purpose, not "it is said that ..."
+    ("It's quiet at night, making it a good place to read.", False),  # the clause hangs on no copula
+    ("It's vital for every town to keep a library.", True),
 ])
 def test_a_placeholder_it_is_told_from_a_referring_one(parser: SentenceParser, sentence: str, dummy: bool) -> None:
     assert parser.dummy_subject(sentence) is dummy
