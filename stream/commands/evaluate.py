@@ -27,7 +27,6 @@ from agents.evaluation.harness import (
 from agents.evaluation.injection import Case, with_reply_suffix
 from agents.evaluation.segmentation import dialogue_turns, evaluate_segmentation, format_segmentation
 from agents.evaluation.source_hints import evaluate_source_hints, format_source_hints
-from agents.model.llama_backend import LlamaBackend
 from agents.model.runner import ModelRunner
 from agents.scoring.selective import DEFAULT_PATH as SELECTIVE_PATH
 from agents.scoring.selective import SelectiveFit
@@ -68,6 +67,8 @@ async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) ->
     if args.answers:
         model = ModelRunner(settings.model, backend=RecordedBackend.load(args.answers))
     elif args.save_answers:
+        from agents.model.llama_backend import LlamaBackend  # the native library only when a model runs
+
         recording = RecordingBackend(lambda: LlamaBackend(settings.model))
         model = ModelRunner(settings.model, backend=recording)
     pipeline = build_pipeline(settings, model=model)
