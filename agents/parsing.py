@@ -30,8 +30,8 @@ _NOT_PART_OF_NAME = frozenset({"relcl", "acl", "appos", "advcl", "parataxis", "m
 _SUBJECT = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass"})
 _OBJECT = frozenset({"dobj", "pobj", "iobj"})
 _PERSON_PRONOUNS = frozenset({"he", "she", "him", "his", "her"})
-_PLURAL_PRONOUNS = frozenset({"they", "them", "their"})
-_REFERRING_PRONOUNS = _PERSON_PRONOUNS | _PLURAL_PRONOUNS | {"it", "its"}
+PLURAL_PRONOUNS = frozenset({"they", "them", "their"})
+_REFERRING_PRONOUNS = _PERSON_PRONOUNS | PLURAL_PRONOUNS | {"it", "its"}
 # A noun inside a longer mention ("mounting block", "knights and squires"), one that describes the subject
 # rather than naming something new ("Yad Vashem is a museum"), or a fragment's head ("No problem.").
 _NOT_A_MENTION = frozenset({"compound", "conj", "attr", "ROOT"})
@@ -89,7 +89,7 @@ class SentenceParser:
                 continue
             if token.lower_ in _REFERRING_PRONOUNS and token.dep_ in _SUBJECT | _OBJECT | {"poss"}:
                 # A pronoun again: the sentence goes on about whatever an earlier one meant.
-                found.append(Mention(text=token.text, plural=token.lower_ in _PLURAL_PRONOUNS,
+                found.append(Mention(text=token.text, plural=token.lower_ in PLURAL_PRONOUNS,
                                      subject=token.dep_ in _SUBJECT, person=token.lower_ in _PERSON_PRONOUNS,
                                      pronoun=True))
                 continue

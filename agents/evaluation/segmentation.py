@@ -24,7 +24,7 @@ from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.parsing import SentenceParser
 from agents.stages.segment import classify_sentence, segment
-from agents.stages.standalone import is_user_text, leading_pronoun, near_duplicate
+from agents.stages.standalone import is_user_text, leading_pronoun, near_duplicate, opens_with_placeholder_it
 from agents.text import answer_part, sentences
 from schemas import ClaimSet, ContextLine, Role, Turn
 
@@ -100,11 +100,10 @@ def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimS
         report.factual_without_claim += 1
         report.note("factual turn without a claim", item.turn.text)
     for text in texts:
-        pronoun = leading_pronoun(text)
-        if pronoun is not None and pronoun.lower() == "it" and parser.dummy_subject(text):
+        if opens_with_placeholder_it(text, parser):
             report.placeholder_it += 1  # "It takes years to ...": nothing to resolve
             report.note("placeholder it (not counted)", text)
-        elif pronoun is not None:
+        elif leading_pronoun(text) is not None:
             report.unresolved += 1
             report.note("unresolved pronoun", text)
         # A bare answer's claim carries the user's question on purpose; only the reply's part counts here.

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from agents.parsing import Mention, SentenceParser
+from agents.parsing import PLURAL_PRONOUNS, Mention, SentenceParser
 from agents.text import content_words, coverage, sentences
 from schemas import ContextLine, Role
 
@@ -33,7 +33,6 @@ from schemas import ContextLine, Role
 PRONOUN_START = re.compile(r"^(he|she|it|they|this|that|these|those|his|her|its|their|him|them)\b", re.IGNORECASE)
 _POSSESSIVE = frozenset({"his", "her", "its", "their"})
 _THING_PRONOUNS = frozenset({"it", "its", "they", "their", "them"})
-_PLURAL_PRONOUNS = frozenset({"they", "their", "them"})
 _DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
 # A verb contracted onto the pronoun ("it's", "they're"); "'s" before "been" or "got" is "has".
 _CONTRACTION = re.compile(r"^['’](s|re|ll|ve|d)\b(?=(\s+(?:been|got)\b)?)", re.IGNORECASE)
@@ -56,6 +55,12 @@ DUPLICATE_OVERLAP = 0.8
 def leading_pronoun(claim: str) -> str | None:
     match = PRONOUN_START.match(claim.strip())
     return match.group(1) if match else None
+
+
+def opens_with_placeholder_it(claim: str, parser: SentenceParser) -> bool:
+    """The claim opens with an "it" that stands for nothing ("It takes years to ..."): nothing to resolve."""
+    pronoun = leading_pronoun(claim)
+    return pronoun is not None and pronoun.lower() == "it" and parser.dummy_subject(claim.strip())
 
 
 def referent(
@@ -111,9 +116,9 @@ def resolve_pronoun(claim: str, earlier: Sequence[str], parser: SentenceParser) 
         return claim
     kind = pronoun.lower()
     if kind in _THING_PRONOUNS:
-        if kind == "it" and parser.dummy_subject(claim.strip()):
+        if opens_with_placeholder_it(claim, parser):
             return claim
-        found = thing_referent(kind in _PLURAL_PRONOUNS, earlier, parser)
+        found = thing_referent(kind in PLURAL_PRONOUNS, earlier, parser)
     elif kind in _DEMONSTRATIVES:
         return claim  # "That was ..." points at an event or a whole sentence, not at a name
     else:
