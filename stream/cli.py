@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="with --append-to-reply: join TEXT to the reply's last words with a space (no full"
                           " stop between them), as a run-on reply would carry it")
     evaluate.add_argument("--save-answers", type=Path, metavar="FILE",
-                          help="(segmentation) keep every answer of the segment model in FILE")
+                          help="(segmentation) keep every answer of the segment model in FILE; with --answers,"
+                          " the model runs only for the prompts that recording lacks")
     evaluate.add_argument("--answers", type=Path, metavar="FILE",
                           help="(segmentation) replay answers kept by --save-answers instead of running the model:"
                           " the segmentation rules re-measured in seconds on the same model answers")

@@ -34,7 +34,7 @@ from agents.stages.justify import justify
 from agents.stages.kb_update import KbUpdater
 from agents.stages.pipeline import Pipeline
 from agents.stages.retrieve import retrieve
-from agents.stages.segment import CONTEXT_TURNS, segment
+from agents.stages.segment import REMEMBERED_TURNS, segment
 from agents.stages.verify import verify
 from agents.text import without_control_characters
 from schemas import (
@@ -204,7 +204,7 @@ class StageRunner:
             p = self.pipeline
             outputs.append((self.topics.claimsets, await segment(turn, history, p.model, p.prompts.segment, p.parser)))
         window = history + [ContextLine(role=turn.role, text=turn.text[:2000])]
-        self.context[key] = orjson.dumps([{"role": c.role.value, "text": c.text} for c in window[-CONTEXT_TURNS:]])
+        self.context[key] = orjson.dumps([{"role": c.role.value, "text": c.text} for c in window[-REMEMBERED_TURNS:]])
         return outputs
 
     async def on_claimset(self, claimset: ClaimSet, event: Any) -> list[Output]:

@@ -35,7 +35,7 @@ from agents.stages.standalone import (
 )
 from agents.text import content_words, coverage, last_question, sentences, truncate
 from schemas import Claim, ClaimSet, ContextLine, SkippedSpan, SkipReason, StageTiming, Turn, ids
-from schemas.records import MAX_CLAIMS
+from schemas.records import MAX_CLAIMS, MAX_CONTEXT_TURNS
 
 _GREETING = re.compile(
     r"^(hi|hello|hey|good (morning|afternoon|evening)|thanks?( you)?|thank you|you're welcome|"
@@ -45,7 +45,11 @@ _GREETING = re.compile(
 )
 _HEDGE = re.compile(
     r"^(i'?m not (sure|certain)|i am not (sure|certain)|i (don'?t|do not) (know|remember|recall)|not sure|"
-    r"i (can'?t|cannot) (say|tell|remember)|maybe|perhaps|possibly|it might|it may|i'?m afraid i)\b",
+    r"i (can'?t|cannot) (say|tell|remember)|maybe|perhaps|possibly|i'?m afraid i|i wonder|"
+    # Speculation about what was just said: "That would revolutionize ...", "It could be luck", "They might
+    # consider it". (A name with a modal, "Paris could host ...", stays a claim; so does "he would": it is
+    # also the past of a habit.)
+    r"(it|that|this|they) (could|might|may)|(that|this) would)\b",
     re.IGNORECASE,
 )
 _OPINION = re.compile(
@@ -55,7 +59,12 @@ _OPINION = re.compile(
     r"let me know|feel free|"
     # A reaction to what was just said: "That sounds like fun.", "That makes sense.", "That's fascinating!"
     r"(that|this) (sounds|seems|looks|feels|makes sense)|"
-    r"(that|this)('s| is| was| must be| must have been) (so |really |very |quite |truly |pretty )?[a-z]+[.!]*$)",
+    r"(that|this)('s| is| was| must be| must have been) (so |really |very |quite |truly |pretty )?[a-z]+[.!]*$|"
+    # A verdict on what was just said: "That's a common misconception.", "That was an adventure!" ("that"
+    # points at the other's words, so there is nothing to look up).
+    r"(that|this)('s| is| was) (quite |such |really |truly )?(a|an) |"
+    # A likeness, not a fact: "It's like a shortcut through ...", "It's like we were each other's teachers".
+    r"(it|that|this)('s| is| was) (just |kind of |sort of |a bit )?like\b)",
     re.IGNORECASE,
 )
 # A word of assent or surprise before a comma ("Indeed, it's a pity", "Sure, Paris is the capital") says
@@ -68,6 +77,9 @@ _DISCOURSE_MARKER = re.compile(
 _TAG_QUESTION = re.compile(r",\s*(?:don't|doesn't|isn't|aren't|wasn't|didn't|won't|can't|right|no)\b[^,?]*\?$", re.IGNORECASE)
 # The tiny models ramble; context beyond a few recent turns rarely resolves a reference.
 CONTEXT_TURNS = 4
+# A dialogue can call the same person "he" for many turns after naming them once: the worker keeps this
+# many turns of each conversation, and "he" or "she" may point back to a name in any of them.
+REMEMBERED_TURNS = MAX_CONTEXT_TURNS
 CONTEXT_CHARS = 400
 # Long turns are segmented a few sentences at a time so every call fits the context window.
 CHUNK_CHARS = 1_200
@@ -204,7 +216,7 @@ def checkable_part(claim: str, skipped: list[SkippedSpan]) -> str:
 
 def standalone_claims(claims: Sequence[str], context: Sequence[ContextLine], parser: SentenceParser) -> list[str]:
     """Pronouns resolved from what came before (the dialogue, then the turn's earlier claims), near-duplicates dropped."""
-    earlier = [line.text for line in context[-CONTEXT_TURNS:]]
+    earlier = [line.text for line in context[-REMEMBERED_TURNS:]]  # "it" reads only the last few sentences
     resolved: list[str] = []
     for claim in claims:
         resolved.append(resolve_pronoun(claim, earlier + resolved, parser))

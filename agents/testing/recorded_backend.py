@@ -4,7 +4,10 @@ Rules that run after a model call (segmentation's pronoun, duplicate and
 skip rules) can then be re-measured on exactly the same answers in seconds
 instead of a model run of many minutes, and two versions of the rules
 compared on equal terms: ``halluwatch eval segmentation FILE
---save-answers A.jsonl`` records, ``--answers A.jsonl`` replays.
+--save-answers A.jsonl`` records, ``--answers A.jsonl`` replays, and both
+together (``--answers A.jsonl --save-answers B.jsonl``) replay what A has and
+run the model only for the prompts A lacks (a rule before the model call
+changed a few of them), writing every answer used to B.
 
 Only the answer text is kept, not label probabilities or token scores: the
 replay serves stages that read the answer alone, like segment.
@@ -29,14 +32,17 @@ def _key(prompt: Prompt) -> tuple[str, str]:
 
 
 class RecordingBackend:
-    """Passes every call to a real backend (made on first use, on the model thread) and keeps its answers."""
+    """Passes every call to a real backend (made on first use, on the model thread) and keeps its answers;
+    prompts already answered in ``known`` (an earlier recording) are replayed without the model."""
 
     name = "recording"
 
-    def __init__(self, make: Callable[[], Backend]) -> None:
+    def __init__(self, make: Callable[[], Backend], known: RecordedBackend | None = None) -> None:
         self._make = make
         self._inner: Backend | None = None
+        self._known = known
         self.answers: dict[tuple[str, str], str] = {}
+        self.model_calls = 0
 
     def _backend(self) -> Backend:
         if self._inner is None:
@@ -44,7 +50,11 @@ class RecordingBackend:
         return self._inner
 
     def complete(self, prompt: Prompt, schema: dict[str, Any], max_tokens: int) -> RawGeneration:
-        raw = self._backend().complete(prompt, schema, max_tokens)
+        if self._known is not None and _key(prompt) in self._known.answers:
+            raw = self._known.complete(prompt, schema, max_tokens)
+        else:
+            raw = self._backend().complete(prompt, schema, max_tokens)
+            self.model_calls += 1
         self.answers[_key(prompt)] = raw.text
         return raw
 

@@ -60,17 +60,17 @@ async def judge_file(dataset: str, file: Path, pipeline: Pipeline, progress: boo
 
 
 async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) -> int:
-    if args.answers and args.save_answers:
-        raise InputError("--answers replays a recording and --save-answers makes one: give one of them")
     recording = None
     model = None
-    if args.answers:
-        model = ModelRunner(settings.model, backend=RecordedBackend.load(args.answers))
-    elif args.save_answers:
+    known = RecordedBackend.load(args.answers) if args.answers else None
+    if args.save_answers:
         from agents.model.llama_backend import LlamaBackend  # the native library only when a model runs
 
-        recording = RecordingBackend(lambda: LlamaBackend(settings.model))
+        # With --answers too, the model runs only for the prompts the old recording lacks.
+        recording = RecordingBackend(lambda: LlamaBackend(settings.model), known)
         model = ModelRunner(settings.model, backend=recording)
+    elif known is not None:
+        model = ModelRunner(settings.model, backend=known)
     pipeline = build_pipeline(settings, model=model)
     items = dialogue_turns(args.file, args.limit)
     async with pipeline.model:
@@ -80,7 +80,8 @@ async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) ->
     print(format_segmentation(report))
     if recording is not None:
         recording.save(args.save_answers)
-        print(f"wrote {len(recording.answers)} segment answers to {args.save_answers}")
+        print(f"wrote {len(recording.answers)} segment answers to {args.save_answers}"
+              f" ({recording.model_calls} from the model)")
     if args.out:
         args.out.write_text(dump_json({**vars(report), "claims_per_turn": report.claims_per_turn,
                                        "unresolved_share": report.unresolved_share,

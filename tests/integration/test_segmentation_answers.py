@@ -31,3 +31,8 @@ def test_replayed_answers_give_the_report_of_the_model_run(tmp_path: Path) -> No
     # The first line carries the run's seconds; everything the rules decided must be the same.
     report = [line for line in live[1:] if not line.startswith("wrote")]
     assert replayed[1:] == report and any("claims per turn" in line for line in report)
+    # Topping up a recording that already holds every prompt asks the model nothing and keeps every answer.
+    again = tmp_path / "again.jsonl"
+    topped = segmentation(str(rows), "--answers", str(answers), "--save-answers", str(again))
+    assert any(line.startswith("wrote") and "(0 from the model)" in line for line in topped)
+    assert sorted(again.read_text().splitlines()) == sorted(answers.read_text().splitlines())

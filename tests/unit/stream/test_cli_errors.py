@@ -29,7 +29,6 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         (["calibrate", "--judgements", "/nonexistent.json"], "cannot read judgements"),
         (["check", "Paris is in France.", "--abstain-threshold", "3"], "from 0 to 1"),
         (["eval", "averitec", "/x.jsonl", "--answers", "a.jsonl"], "use them with segmentation"),
-        (["eval", "segmentation", "/x.jsonl", "--answers", "a.jsonl", "--save-answers", "b.jsonl"], "one of them"),
         (["eval", "segmentation", "/x.jsonl", "--answers", "/nonexistent-answers.jsonl"], "cannot read"),
     ],
 )

@@ -99,3 +99,25 @@ async def test_recorded_answers_replay_the_same_segmentation_without_the_model(s
     with pytest.raises(InputError, match="record again with --save-answers"):
         await evaluate_segmentation(other, ModelRunner(backend=RecordedBackend.load(saved)), prompt, parser, "x",
                                     show_progress=False)
+
+
+def test_a_recording_topped_up_runs_the_model_only_for_prompts_it_lacks(tmp_path: Path) -> None:
+    from agents.model.backend import Prompt
+    from agents.testing.recorded_backend import RecordedBackend, RecordingBackend
+    from agents.testing.scripted_backend import ScriptedBackend
+
+    old = RecordedBackend(answers={("segment", "known prompt"): '{"claims":["Kept."]}'})
+    made: list[ScriptedBackend] = []
+
+    def make() -> ScriptedBackend:
+        made.append(ScriptedBackend(answers={"segment": '{"claims":["New."]}'}))
+        return made[-1]
+
+    recording = RecordingBackend(make, known=old)
+    kept = recording.complete(Prompt(family="segment", static="", variable="known prompt"), {}, 64)
+    assert kept.text == '{"claims":["Kept."]}' and not made, "a recorded prompt needs no model"
+    new = recording.complete(Prompt(family="segment", static="", variable="changed prompt"), {}, 64)
+    assert new.text == '{"claims":["New."]}' and recording.model_calls == 1
+    recording.save(tmp_path / "b.jsonl")
+    assert RecordedBackend.load(tmp_path / "b.jsonl").answers == {
+        ("segment", "known prompt"): '{"claims":["Kept."]}', ("segment", "changed prompt"): '{"claims":["New."]}'}

@@ -50,6 +50,20 @@ async def segmented(text: str, context: list[ContextLine], runner: ModelRunner) 
         ("That sounds like a long trip.", SkipReason.OPINION),
         ("That makes sense.", SkipReason.OPINION),
         ("That is the tallest building in Oslo.", None),
+        # A verdict on what the user said, and a likeness, are not facts to look up.
+        ("That's a common mistake.", SkipReason.OPINION),
+        ("That was quite an adventure!", SkipReason.OPINION),
+        ("It's like a maze inside that old library.", SkipReason.OPINION),
+        ("It was just like we were back in school.", SkipReason.OPINION),
+        ("It likes warm water.", None),
+        # Speculation about what was just said, and wondering aloud, hedge.
+        ("That would change how we travel.", SkipReason.HEDGE),
+        ("It could be a mix of habit and luck.", SkipReason.HEDGE),
+        ("They might sell the team next year.", SkipReason.HEDGE),
+        ("I wonder if the museum is open on Mondays.", SkipReason.HEDGE),
+        ("Lagos could host the games in 2036.", None),  # names what it is about: a claim to check
+        ("He would walk to the lab every morning.", None),  # a past habit, not a guess
+        ("It can get windy on the pier.", None),
     ],
 )
 def test_classify_sentence(sentence: str, reason: SkipReason | None) -> None:
@@ -176,3 +190,14 @@ def test_a_fragment_the_sentence_splitter_cut_off_stays_with_its_claim() -> None
     skipped: list = []
     claim = "The song spent eight weeks at No. 1."  # split as "... at No." | "1."
     assert checkable_part(claim, skipped) == claim and skipped == []
+
+
+def test_he_is_the_person_named_many_turns_back(parser) -> None:
+    from agents.stages.segment import CONTEXT_TURNS, REMEMBERED_TURNS, standalone_claims
+
+    named = ContextLine(role=Role.USER, text="Tell me about Marie Curie.")
+    since = [ContextLine(role=Role.ASSISTANT if i % 2 == 0 else Role.USER, text=t) for i, t in enumerate(
+        ["She won two Nobel prizes.", "Impressive!", "She worked in Paris.", "What else?", "She had two daughters."])]
+    assert CONTEXT_TURNS < 1 + len(since) <= REMEMBERED_TURNS  # named before the prompt's window, inside memory
+    assert standalone_claims(["She taught at the Sorbonne."], [named, *since], parser) == [
+        "Marie Curie taught at the Sorbonne."]
