@@ -60,6 +60,8 @@ _OPINION = re.compile(
     # A reaction to what was just said: "That sounds like fun.", "That makes sense.", "That's fascinating!"
     r"(that|this) (sounds|seems|looks|feels|makes sense)|"
     r"(that|this)('s| is| was| must be| must have been) (so |really |very |quite |truly |pretty )?[a-z]+[.!]*$|"
+    # ... and "It's fascinating!" (the exclamation tells it from a fact about a thing: "It's closed.")
+    r"it('s| is| was) (so |really |very |quite |truly |pretty )?[a-z]+!+$|"
     # A verdict on what was just said: "That's a common misconception.", "That was an adventure!" ("that"
     # points at the other's words, so there is nothing to look up).
     r"(that|this)('s| is| was) (quite |such |really |truly )?(a|an) |"

@@ -163,8 +163,16 @@ def is_user_text(claim: str, turn_text: str, context: Sequence[ContextLine]) -> 
     return coverage(words, content_words(turn_text)) < 0.5 and coverage(words, user_words) >= 0.75
 
 
+_ENDING = re.compile(r"(?<=\w{3})(ing|ed|es|s)$")
+
+
+def stems(text: str) -> set[str]:
+    """Content words without their inflection, so "It gets crowded" and "It can get crowded" share "get"."""
+    return {_ENDING.sub("", w) for w in content_words(text)}
+
+
 def near_duplicate(a: str, b: str) -> bool:
-    wa, wb = content_words(a), content_words(b)
+    wa, wb = stems(a), stems(b)
     if not wa or not wb:
         return a.strip().lower() == b.strip().lower()
     return wa <= wb or wb <= wa or len(wa & wb) / len(wa | wb) >= DUPLICATE_OVERLAP

@@ -50,6 +50,8 @@ async def segmented(text: str, context: list[ContextLine], runner: ModelRunner) 
         ("That sounds like a long trip.", SkipReason.OPINION),
         ("That makes sense.", SkipReason.OPINION),
         ("That is the tallest building in Oslo.", None),
+        ("It's so fascinating!", SkipReason.OPINION),
+        ("It's closed.", None),
         # A verdict on what the user said, and a likeness, are not facts to look up.
         ("That's a common mistake.", SkipReason.OPINION),
         ("That was quite an adventure!", SkipReason.OPINION),
