@@ -1,6 +1,13 @@
-"""Claims (and skipped spans) per assistant turn from replayed segment answers, as JSON lines."""
-import asyncio, json, sys
+"""Claims and skipped spans of every assistant turn, from replayed segment answers, as JSON lines.
+
+    python dump_claims.py DIALOGUES.jsonl ANSWERS.jsonl OUT.jsonl
+"""
+
+import asyncio
+import json
+import sys
 from pathlib import Path
+
 from agents.evaluation.segmentation import dialogue_turns
 from agents.model.runner import ModelRunner
 from agents.stages.segment import segment
@@ -8,15 +15,21 @@ from agents.testing.recorded_backend import RecordedBackend
 from stream.build import build_pipeline
 from stream.settings import Settings
 
-async def main(path, answers, out):
-    s = Settings()
-    p = build_pipeline(s, model=ModelRunner(s.model, backend=RecordedBackend.load(Path(answers))))
+
+async def main(path: str, answers: str, out: str) -> None:
+    settings = Settings()
+    pipeline = build_pipeline(settings, model=ModelRunner(settings.model, backend=RecordedBackend.load(Path(answers))))
     with open(out, "w") as f:
-        async with p.model:
+        async with pipeline.model:
             for item in dialogue_turns(Path(path)):
-                cs = await segment(item.turn, item.context, p.model, p.prompts.segment, p.parser)
-                f.write(json.dumps({"conv": item.turn.conversation_id, "turn": item.turn.turn_id, "text": item.turn.text,
-                                    "ctx": [c.text for c in item.context[-3:]],
-                                    "claims": [c.text for c in cs.claims],
-                                    "skipped": [[s.text, s.reason.value] for s in cs.skipped]}) + "\n")
-asyncio.run(main(*sys.argv[1:4]))
+                claimset = await segment(item.turn, item.context, pipeline.model, pipeline.prompts.segment, pipeline.parser)
+                f.write(json.dumps({
+                    "conv": item.turn.conversation_id, "turn": item.turn.turn_id, "text": item.turn.text,
+                    "ctx": [c.text for c in item.context[-3:]],
+                    "claims": [c.text for c in claimset.claims],
+                    "skipped": [[s.text, s.reason.value] for s in claimset.skipped],
+                }) + "\n")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(*sys.argv[1:4]))
