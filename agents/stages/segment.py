@@ -52,6 +52,8 @@ _HEDGE = re.compile(
     r"(it|that|this|they) (could|might|may)|(that|this) would)\b",
     re.IGNORECASE,
 )
+# "so", "really" ...: a word that only strengthens the one after it ("That's so cool!").
+_INTENSIFIER = r"(so |really |very |quite |truly |pretty )?"
 _OPINION = re.compile(
     r"^(i (think|believe|feel|love|like|hate|prefer|hope|guess|recommend|suggest|would)|in my (opinion|view)|"
     r"personally|i'd|i'm (sure|glad|happy|sorry)|it'?s? (great|nice|wonderful|amazing|fun|a pity|a shame|too bad)|"
@@ -59,9 +61,9 @@ _OPINION = re.compile(
     r"let me know|feel free|"
     # A reaction to what was just said: "That sounds like fun.", "That makes sense.", "That's fascinating!"
     r"(that|this) (sounds|seems|looks|feels|makes sense)|"
-    r"(that|this)('s| is| was| must be| must have been) (so |really |very |quite |truly |pretty )?[a-z]+[.!]*$|"
+    r"(that|this)('s| is| was| must be| must have been) " + _INTENSIFIER + r"[a-z]+[.!]*$|"
     # ... and "It's fascinating!" (the exclamation tells it from a fact about a thing: "It's closed.")
-    r"it('s| is| was) (so |really |very |quite |truly |pretty )?[a-z]+!+$|"
+    r"it('s| is| was) " + _INTENSIFIER + r"[a-z]+!+$|"
     # A verdict on what was just said: "That's a common misconception.", "That was an adventure!" ("that"
     # points at the other's words, so there is nothing to look up).
     r"(that|this)('s| is| was) (quite |such |really |truly )?(a|an) |"
