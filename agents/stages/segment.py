@@ -48,8 +48,8 @@ _HEDGE = re.compile(
     r"i (can'?t|cannot) (say|tell|remember)|maybe|perhaps|possibly|i'?m afraid i|i wonder|"
     # Speculation about what was just said: "That would revolutionize ...", "It could be luck", "They might
     # consider it". (A name with a modal, "Paris could host ...", stays a claim; so does "he would": it is
-    # also the past of a habit.)
-    r"(it|that|this|they) (could|might|may)|(that|this) would)\b",
+    # also the past of a habit.) "It must have been a sight" guesses at the past; "It must be filed" is a rule.
+    r"(it|that|this|they) (could|might|may|must have)|(that|this) would)\b",
     re.IGNORECASE,
 )
 # "so", "really" ...: a word that only strengthens the one after it ("That's so cool!").
@@ -196,7 +196,9 @@ async def segment(
         if coverage(content_words(sentence), covered) < 0.5:
             claim_texts.append(sentence)
     # Parsing is CPU work (milliseconds a sentence, only for claims that open with a pronoun): off the loop.
-    claim_texts = await asyncio.to_thread(standalone_claims, claim_texts, context, parser)
+    # The turn's own opinions may name what its facts are about: "I love soccer. It's my passion."
+    said_first = [span.text for span in skipped if span.reason in (SkipReason.OPINION, SkipReason.HEDGE)]
+    claim_texts = await asyncio.to_thread(standalone_claims, claim_texts, [*context_texts(context), *said_first], parser)
 
     return claimset_for(turn, context, claim_texts, skipped, (clock.stop(),))
 
@@ -218,9 +220,14 @@ def checkable_part(claim: str, skipped: list[SkippedSpan]) -> str:
     return " ".join(kept)
 
 
-def standalone_claims(claims: Sequence[str], context: Sequence[ContextLine], parser: SentenceParser) -> list[str]:
-    """Pronouns resolved from what came before (the dialogue, then the turn's earlier claims), near-duplicates dropped."""
-    earlier = [line.text for line in context[-REMEMBERED_TURNS:]]  # "it" reads only the last few sentences
+def context_texts(context: Sequence[ContextLine]) -> list[str]:
+    return [line.text for line in context[-REMEMBERED_TURNS:]]
+
+
+def standalone_claims(claims: Sequence[str], earlier: Sequence[str], parser: SentenceParser) -> list[str]:
+    """Pronouns resolved from what came before (``earlier``: the dialogue's remembered turns, then the turn's
+    skipped sentences; after them the turn's earlier claims), near-duplicates dropped."""
+    earlier = list(earlier)
     resolved: list[str] = []
     for claim in claims:
         resolved.append(resolve_pronoun(claim, earlier + resolved, parser))

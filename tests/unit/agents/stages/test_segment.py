@@ -63,6 +63,8 @@ async def segmented(text: str, context: list[ContextLine], runner: ModelRunner) 
         ("It could be a mix of habit and luck.", SkipReason.HEDGE),
         ("They might sell the team next year.", SkipReason.HEDGE),
         ("I wonder if the museum is open on Mondays.", SkipReason.HEDGE),
+        ("It must have been a sight to behold.", SkipReason.HEDGE),  # a guess about the past
+        ("It must be filed by April 15.", None),  # a rule: a claim to check
         ("Lagos could host the games in 2036.", None),  # names what it is about: a claim to check
         ("He would walk to the lab every morning.", None),  # a past habit, not a guess
         ("It can get windy on the pier.", None),
@@ -186,6 +188,14 @@ async def test_each_sentence_the_model_proposes_passes_the_same_rules(scripted) 
     assert reasons["That is a pity the old bridge was torn down."] is SkipReason.OPINION
 
 
+async def test_a_pronoun_may_point_into_an_opinion_of_the_same_turn(scripted) -> None:
+    runner, _ = scripted({"segment": '{"claims":["It has been played in Brazil for a century."]}'})
+    context = [ContextLine(role=Role.USER, text="Do you have any hobbies?")]
+    result = await segmented("Yeah, I love football. It has been played in Brazil for a century.", context, runner)
+    assert [c.text for c in result.claims] == ["Football has been played in Brazil for a century."]
+    assert [s.reason for s in result.skipped] == [SkipReason.OPINION]
+
+
 def test_a_fragment_the_sentence_splitter_cut_off_stays_with_its_claim() -> None:
     from agents.stages.segment import checkable_part
 
@@ -195,11 +205,11 @@ def test_a_fragment_the_sentence_splitter_cut_off_stays_with_its_claim() -> None
 
 
 def test_he_is_the_person_named_many_turns_back(parser) -> None:
-    from agents.stages.segment import CONTEXT_TURNS, REMEMBERED_TURNS, standalone_claims
+    from agents.stages.segment import CONTEXT_TURNS, REMEMBERED_TURNS, context_texts, standalone_claims
 
     named = ContextLine(role=Role.USER, text="Tell me about Marie Curie.")
     since = [ContextLine(role=Role.ASSISTANT if i % 2 == 0 else Role.USER, text=t) for i, t in enumerate(
         ["She won two Nobel prizes.", "Impressive!", "She worked in Paris.", "What else?", "She had two daughters."])]
     assert CONTEXT_TURNS < 1 + len(since) <= REMEMBERED_TURNS  # named before the prompt's window, inside memory
-    assert standalone_claims(["She taught at the Sorbonne."], [named, *since], parser) == [
+    assert standalone_claims(["She taught at the Sorbonne."], context_texts([named, *since]), parser) == [
         "Marie Curie taught at the Sorbonne."]
