@@ -24,7 +24,14 @@ from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.parsing import SentenceParser
 from agents.stages.segment import classify_sentence, segment
-from agents.stages.standalone import is_user_text, leading_pronoun, near_duplicate, opens_with_placeholder_it
+from agents.stages.standalone import (
+    PERSON_PRONOUNS,
+    is_user_text,
+    leading_pronoun,
+    near_duplicate,
+    opens_with_placeholder_it,
+    person_referent,
+)
 from agents.text import answer_part, sentences
 from schemas import ClaimSet, ContextLine, Role, Turn
 
@@ -45,6 +52,9 @@ class SegmentationReport:
     factual_turns: int = 0
     claims: int = 0
     unresolved: int = 0
+    # Of those, "he"/"she" for a person the dialogue never names ("He looked at his report card ..."): no
+    # rule can name them; counted in ``unresolved`` all the same, shown apart so the rest can be read.
+    never_named: int = 0
     placeholder_it: int = 0  # claims opening with an "it" that stands for nothing: not counted as unresolved
     duplicate_pairs: int = 0
     factual_without_claim: int = 0
@@ -103,9 +113,14 @@ def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimS
         if opens_with_placeholder_it(text, parser):
             report.placeholder_it += 1  # "It takes years to ...": nothing to resolve
             report.note("placeholder it (not counted)", text)
-        elif leading_pronoun(text) is not None:
+        elif (pronoun := leading_pronoun(text)) is not None:
             report.unresolved += 1
-            report.note("unresolved pronoun", text)
+            dialogue = [line.text for line in item.context] + [item.turn.text]
+            if pronoun.lower() in PERSON_PRONOUNS and person_referent(dialogue, parser) is None:
+                report.never_named += 1
+                report.note("unresolved: a person the dialogue never names", text)
+            else:
+                report.note("unresolved pronoun", text)
         # A bare answer's claim carries the user's question on purpose; only the reply's part counts here.
         if is_user_text(answer_part(text, item.context), item.turn.text, item.context):
             report.user_text_claims += 1
@@ -144,6 +159,7 @@ def format_segmentation(r: SegmentationReport) -> str:
         f"claims per turn:                 {r.claims_per_turn:.2f} ({r.claims} claims)",
         f"unresolved leading pronoun:      {r.unresolved} = {r.unresolved_share:.1%} of claims"
         f" ({flag(r.unresolved_share <= TARGETS['unresolved_share'])}: <= 3%)",
+        f"  of which a person never named: {r.never_named} (\"he\" with no name anywhere before it)",
         f"placeholder 'it', not counted:   {r.placeholder_it} (\"It takes years to ...\")",
         f"near-duplicate pairs:            {r.duplicate_pairs} = {r.duplicate_pairs / max(r.turns, 1):.3f} per turn"
         f" ({flag(r.duplicate_pairs == 0)}: 0)",

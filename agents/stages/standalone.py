@@ -34,6 +34,7 @@ PRONOUN_START = re.compile(r"^(he|she|it|they|this|that|these|those|his|her|its|
 _POSSESSIVE = frozenset({"his", "her", "its", "their"})
 _THING_PRONOUNS = frozenset({"it", "its", "they", "their", "them"})
 _DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
+PERSON_PRONOUNS = frozenset({"he", "she", "his", "her", "him"})
 # A verb contracted onto the pronoun ("it's", "they're"); "'s" before "been" or "got" is "has".
 _CONTRACTION = re.compile(r"^['’](s|re|ll|ve|d)\b(?=(\s+(?:been|got)\b)?)", re.IGNORECASE)
 _CONTRACTED = {"s": "is", "re": "are", "ll": "will", "ve": "have", "d": "would"}

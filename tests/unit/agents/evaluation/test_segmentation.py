@@ -59,6 +59,24 @@ def test_the_counters_count_what_a_checker_cannot_use(parser, tmp_path: Path) ->
     assert "MISSES target" in format_segmentation(report)
 
 
+def test_a_he_the_dialogue_never_names_is_unresolved_and_shown_apart(parser, tmp_path: Path) -> None:
+    from agents.evaluation.segmentation import SegmentationReport, score_turn
+    from agents.stages.segment import claimset_for
+
+    nameless = {"id": "d2", "label": "factual", "turns": [
+        {"speaker": "A1", "role": "user", "text": "He looked at his report card, what did he achieve?"},
+        {"speaker": "B1", "role": "assistant", "text": "He got straight A's."},
+        {"speaker": "A2", "role": "user", "text": "Was Marie Curie a good student?"},
+        {"speaker": "B2", "role": "assistant", "text": "She was."}]}
+    first, second = dialogue_turns(write(tmp_path, nameless))
+    report = SegmentationReport(file="x")
+    score_turn(report, first, claimset_for(first.turn, first.context, ["He got straight A's."]), parser)
+    # Named earlier but left unresolved (say the model dropped the name): a segmentation miss, not shown apart.
+    score_turn(report, second, claimset_for(second.turn, second.context, ["She was a good student."]), parser)
+    assert (report.unresolved, report.never_named) == (2, 1)
+    assert "of which a person never named: 1" in format_segmentation(report)
+
+
 def test_a_bare_answer_with_its_question_is_not_user_text(parser, tmp_path: Path) -> None:
     from agents.evaluation.segmentation import SegmentationReport, score_turn
     from agents.stages.segment import claimset_for
