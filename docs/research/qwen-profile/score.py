@@ -96,20 +96,55 @@ def averitec_items(limit: int | None):
         yield n, row["label"], AVERITEC_TASK.format(evidence=evidence, claim=row["claim"])
 
 
-def extract(model_path: str, name: str, chat: str, halueval_rows: int | None, averitec_rows: int | None) -> None:
+DIAHALU_TASK = (
+    "A chatbot conversation:\n{dialogue}\n\n"
+    "Does the assistant's last reply state something that is factually false or made up? Reply yes or no."
+)
+
+
+def diahalu_items(limit: int | None):
+    """One item per assistant turn, with the conversation up to that turn (the prefix is shared, so a
+    dialogue's turns cost little more than the dialogue). Gold: the turn is one DiaHalu marks as
+    hallucinated; the dialogue label is the item's ``row`` label, kept in ``dialogue``."""
+    for n, line in enumerate((DATA / "diahalu" / "dev-public.jsonl").open()):
+        if limit is not None and n >= limit:
+            break
+        row = json.loads(line)
+        seen = []
+        for turn in row["turns"]:
+            seen.append(f"{'User' if turn['role'] == 'user' else 'Assistant'}: {turn['text']}")
+            if turn["role"] == "assistant":
+                gold = {"turn": turn["speaker"], "hallucinated": turn["speaker"] in row["hallucinated_turns"],
+                        "dialogue": row["label"]}
+                yield n, gold, DIAHALU_TASK.format(dialogue="\n".join(seen)[-4000:])
+
+
+def extract(model_path: str, name: str, chat: str, halueval_rows: int | None, averitec_rows: int | None,
+            diahalu_rows: int | None) -> None:
     from llama_cpp import Llama
 
     llm = Llama(model_path=model_path, n_ctx=2048, n_threads=2, verbose=False)
     CACHE.mkdir(exist_ok=True)
+    limit_of = {"averitec": averitec_rows, "halueval": halueval_rows, "diahalu": diahalu_rows}
     for dataset, items, words in (("averitec", averitec_items(averitec_rows), ("A", "B", "C")),
-                                  ("halueval", halueval_items(halueval_rows), ("yes", "no"))):
-        rows = []
+                                  ("halueval", halueval_items(halueval_rows), ("yes", "no")),
+                                  ("diahalu", diahalu_items(diahalu_rows), ("yes", "no"))):
+        # A longer run resumes an earlier one: rows already in the cache are not read again.
+        path = CACHE / f"{name}-{dataset}.json"
+        cached = json.loads(path.read_text()) if path.exists() else {"seconds": 0.0, "rows": []}
+        done = {r["row"] for r in cached["rows"]}
+        if limit_of[dataset] == 0:
+            continue
+        rows, new = list(cached["rows"]), 0
         started = time.perf_counter()
         for n, gold, task in items:
+            if n in done:
+                continue
             rows.append({"row": n, "gold": gold, "logprobs": next_token_logprobs(llm, wrap(task, chat), words)})
-        seconds = time.perf_counter() - started
-        (CACHE / f"{name}-{dataset}.json").write_text(json.dumps({"seconds": seconds, "rows": rows}))
-        print(f"{name} {dataset}: {len(rows)} items, {seconds / max(1, len(rows)):.2f} s/item", flush=True)
+            new += 1
+        seconds = cached["seconds"] + time.perf_counter() - started
+        path.write_text(json.dumps({"seconds": seconds, "rows": rows}))
+        print(f"{name} {dataset}: {len(rows)} items ({new} new), {seconds / max(1, len(rows)):.2f} s/item", flush=True)
 
 
 def macro_f1(gold: list, pred: list, labels) -> float:
@@ -142,7 +177,52 @@ def softmax_predict(w: np.ndarray, x: np.ndarray) -> np.ndarray:
     return (np.hstack([x, np.ones((len(x), 1))]) @ w).argmax(axis=1)
 
 
+def fit_diahalu(name: str) -> None:
+    """A dialogue is flagged when its most suspicious assistant turn's yes-minus-no margin passes the
+    threshold; the threshold is chosen on the even dialogues, the figures are the odd ones."""
+    path = CACHE / f"{name}-diahalu.json"
+    if not path.exists():
+        return
+    data = json.loads(path.read_text())
+    dialogues: dict[int, tuple[float, bool]] = {}
+    for r in data["rows"]:
+        margin = r["logprobs"][0] - r["logprobs"][1]
+        best, _ = dialogues.get(r["row"], (-1e9, False))
+        dialogues[r["row"]] = (max(best, margin), r["gold"]["dialogue"] == "hallucination")
+    even = [v for n, v in dialogues.items() if n % 2 == 0]
+    odd = [v for n, v in dialogues.items() if n % 2 == 1]
+
+    def report(items, threshold):
+        gold = [g for _, g in items]
+        pred = [m >= threshold for m, _ in items]
+        caught = sum(p and g for p, g in zip(pred, gold))
+        return (sum(p == g for p, g in zip(pred, gold)) / len(items), macro_f1(gold, pred, (False, True)),
+                caught, sum(gold))
+
+    candidates = sorted({m for m, _ in even})
+    best = max(candidates, key=lambda t: report(even, t)[1]) if candidates else 0.0
+    for label, threshold in (("zero-shot (some turn yes > no)", 0.0), (f"threshold {best:.2f} fitted on even", best)):
+        acc, f1, caught, total = report(odd, threshold)
+        print(f"{name} diahalu odd dialogues ({len(odd)}), {label}: accuracy {acc:.3f} macro-F1 {f1:.3f}"
+              f" caught {caught}/{total}")
+    acc, f1, caught, total = report(odd, -1e9)
+    print(f"  every dialogue flagged: accuracy {acc:.3f} macro-F1 {f1:.3f} caught {caught}/{total}")
+    # A detector of fact-heavy domains would look good overall and no better than each domain's majority.
+    domain = [json.loads(line)["domain"] for line in (DATA / "diahalu" / "dev-public.jsonl").open()]
+    for name in sorted({domain[n] for n in dialogues}):
+        items = [(m, g) for n, (m, g) in dialogues.items() if n % 2 == 1 and domain[n] == name]
+        right = sum((m >= best) == g for m, g in items)
+        majority = max(sum(g for _, g in items), sum(not g for _, g in items))
+        print(f"  {name}: {len(items)} odd dialogues, {right} right with the fitted threshold; domain majority {majority}")
+    turns = [(r["logprobs"][0] - r["logprobs"][1], r["gold"]["hallucinated"]) for r in data["rows"]]
+    positives = [m for m, g in turns if g]
+    negatives = [m for m, g in turns if not g]
+    auc = sum((p > q) + 0.5 * (p == q) for p in positives for q in negatives) / max(1, len(positives) * len(negatives))
+    print(f"  turn-level AUC (hallucinated turns vs the rest, all rows): {auc:.3f}; {data['seconds'] / len(turns):.2f} s/turn")
+
+
 def fit(name: str) -> None:
+    fit_diahalu(name)
     halu = json.loads((CACHE / f"{name}-halueval.json").read_text())
     rows = halu["rows"]
     margin = [r["logprobs"][0] - r["logprobs"][1] for r in rows]  # yes minus no
@@ -159,6 +239,28 @@ def fit(name: str) -> None:
         pred = [m < threshold for m, _ in odd]
         print(f"{name} halueval odd rows ({len(odd)} answers), {label}: accuracy {accuracy(odd, threshold):.3f}"
               f" macro-F1 {macro_f1(gold, pred, (False, True)):.3f}")
+    shipped = json.loads((Path(__file__).resolve().parents[2] / "results" / "eval-halueval.json").read_text())
+    by_key = {(p["position"], p["gold"] == "hallucination"): p for p in shipped["predictions"]}
+    odd_items = [(r["row"], r["gold"]) for r in rows if r["row"] % 2 == 1]
+    for key, label in (("predicted", "pipeline (calibrated)"), ("model_alone", "model alone")):
+        gold = [g for _, g in odd_items]
+        pred = [by_key[item][key] == "hallucination" for item in odd_items]
+        print(f"  shipped Gemma 3 270M {label}, same odd answers: accuracy"
+              f" {sum(a == b for a, b in zip(gold, pred)) / len(gold):.3f} macro-F1 {macro_f1(gold, pred, (False, True)):.3f}")
+    # Its yes-minus-no margin next to the pipeline's claim-vs-passage signals, fitted on the even rows.
+    width = len(shipped["predictions"][0]["whole_features"][0])
+    x = np.array([[m, *np.mean(by_key[(r["row"], r["gold"])]["whole_features"] or [[0.0] * width], axis=0)[3:]]
+                  for m, r in zip(margin, rows)])
+    y = np.array([int(r["gold"]) for r in rows])
+    parity = np.array([r["row"] % 2 for r in rows])
+    x = (x - x[parity == 0].mean(axis=0)) / (x[parity == 0].std(axis=0) + 1e-6)
+    gold = list(y[parity == 1].astype(bool))
+    # The signals alone show what the larger model adds to them.
+    for label, columns in (("the pipeline's signals alone", slice(1, None)), ("its margin + the pipeline's signals", slice(None))):
+        w = softmax_fit(x[parity == 0][:, columns], y[parity == 0], 2, balanced=False)
+        pred = list(softmax_predict(w, x[parity == 1][:, columns]).astype(bool))
+        print(f"  logistic regression on {label} (whole answer): accuracy"
+              f" {sum(a == b for a, b in zip(gold, pred)) / len(gold):.3f} macro-F1 {macro_f1(gold, pred, (False, True)):.3f}")
     print(f"  {halu['seconds'] / len(rows):.2f} s/answer")
 
     ave = json.loads((CACHE / f"{name}-averitec.json").read_text())
@@ -178,6 +280,35 @@ def fit(name: str) -> None:
         print(f"  logistic regression on the 3 log-probs, fitted on even rows ({'balanced' if balanced else 'unweighted'}):"
               f" accuracy {sum(a == b for a, b in zip(odd_gold, pred)) / len(odd_gold):.3f}"
               f" macro-F1 {macro_f1(odd_gold, pred, AVERITEC_LABELS):.3f} predicted {counts}")
+    # The shipped Gemma 3 270M pipeline on exactly these odd rows (its eval's per-row predictions).
+    shipped = json.loads((Path(__file__).resolve().parents[2] / "results" / "eval-averitec.json").read_text())
+    by_row = {p["position"]: p for p in shipped["predictions"]}
+    odd_rows = [r["row"] for r in ave["rows"] if r["row"] % 2 == 1]
+    for key, label in (("predicted", "pipeline (calibrated)"), ("model_alone", "model alone")):
+        pred = [by_row[n][key] for n in odd_rows]
+        print(f"  shipped Gemma 3 270M {label}, same odd rows: accuracy"
+              f" {sum(a == b for a, b in zip(odd_gold, pred)) / len(odd_gold):.3f}"
+              f" macro-F1 {macro_f1(odd_gold, pred, AVERITEC_LABELS):.3f}")
+    # Route (b) of the issue with the larger model: the pipeline's claim-vs-evidence signals and evidence fit
+    # (the shipped 270M eval's features, less its 3 label scores) next to the larger model's letter
+    # probabilities, one logistic regression fitted on the even rows.
+    width = len(shipped["predictions"][0]["whole_features"][0])
+    signals = np.array([np.mean(by_row[r["row"]]["whole_features"] or [[0.0] * width], axis=0)[3:] for r in ave["rows"]])
+    probs = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+    combined = np.hstack([probs, signals])
+    scale = combined[parity == 0].std(axis=0) + 1e-6
+    centre = combined[parity == 0].mean(axis=0)
+    combined = (combined - centre) / scale
+    for balanced, label, columns in ((False, "the pipeline's signals alone", slice(3, None)),
+                                     (True, "the pipeline's signals alone", slice(3, None)),
+                                     (False, "its letter probabilities + the pipeline's signals", slice(None)),
+                                     (True, "its letter probabilities + the pipeline's signals", slice(None))):
+        w = softmax_fit(combined[parity == 0][:, columns], y[parity == 0], 3, balanced)
+        pred = [AVERITEC_LABELS[i] for i in softmax_predict(w, combined[parity == 1][:, columns])]
+        counts = {label: pred.count(label) for label in AVERITEC_LABELS}
+        print(f"  logistic regression on {label} ({'balanced' if balanced else 'unweighted'}):"
+              f" accuracy {sum(a == b for a, b in zip(odd_gold, pred)) / len(odd_gold):.3f}"
+              f" macro-F1 {macro_f1(odd_gold, pred, AVERITEC_LABELS):.3f} predicted {counts}")
     majority = max(AVERITEC_LABELS, key=lambda label: list(y[parity == 0]).count(AVERITEC_LABELS.index(label)))
     print(f"  majority of even rows ({majority}): accuracy {odd_gold.count(majority) / len(odd_gold):.3f}")
     print(f"  {ave['seconds'] / len(ave['rows']):.2f} s/claim")
@@ -188,8 +319,8 @@ if __name__ == "__main__":
     if command == "extract":
         chat = rest[rest.index("--chat") + 1] if "--chat" in rest else "none"
         rows = {flag: int(rest[rest.index(flag) + 1]) if flag in rest else None
-                for flag in ("--halueval-rows", "--averitec-rows")}
-        extract(rest[0], rest[1], chat, rows["--halueval-rows"], rows["--averitec-rows"])
+                for flag in ("--halueval-rows", "--averitec-rows", "--diahalu-rows")}
+        extract(rest[0], rest[1], chat, rows["--halueval-rows"], rows["--averitec-rows"], rows["--diahalu-rows"])
     elif command == "fit":
         fit(rest[0])
     else:
