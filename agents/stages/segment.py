@@ -221,16 +221,16 @@ def checkable_part(claim: str, skipped: list[SkippedSpan]) -> str:
 
 
 def context_texts(context: Sequence[ContextLine]) -> list[str]:
+    """The remembered turns' texts, where a leading pronoun may find its referent."""
     return [line.text for line in context[-REMEMBERED_TURNS:]]
 
 
 def standalone_claims(claims: Sequence[str], earlier: Sequence[str], parser: SentenceParser) -> list[str]:
     """Pronouns resolved from what came before (``earlier``: the dialogue's remembered turns, then the turn's
     skipped sentences; after them the turn's earlier claims), near-duplicates dropped."""
-    earlier = list(earlier)
     resolved: list[str] = []
     for claim in claims:
-        resolved.append(resolve_pronoun(claim, earlier + resolved, parser))
+        resolved.append(resolve_pronoun(claim, [*earlier, *resolved], parser))
     return drop_duplicates(resolved)
 
 

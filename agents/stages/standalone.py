@@ -34,6 +34,7 @@ PRONOUN_START = re.compile(r"^(he|she|it|they|this|that|these|those|his|her|its|
 _POSSESSIVE = frozenset({"his", "her", "its", "their"})
 _THING_PRONOUNS = frozenset({"it", "its", "they", "their", "them"})
 _DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
+# With the two sets above and _DEMONSTRATIVES, every pronoun PRONOUN_START finds.
 PERSON_PRONOUNS = frozenset({"he", "she", "his", "her", "him"})
 # A verb contracted onto the pronoun ("it's", "they're"); "'s" before "been" or "got" is "has".
 _CONTRACTION = re.compile(r"^['’](s|re|ll|ve|d)\b(?=(\s+(?:been|got)\b)?)", re.IGNORECASE)
@@ -120,10 +121,10 @@ def resolve_pronoun(claim: str, earlier: Sequence[str], parser: SentenceParser) 
         if opens_with_placeholder_it(claim, parser):
             return claim
         found = thing_referent(kind in PLURAL_PRONOUNS, earlier, parser)
-    elif kind in _DEMONSTRATIVES:
-        return claim  # "That was ..." points at an event or a whole sentence, not at a name
-    else:
+    elif kind in PERSON_PRONOUNS:
         found = person_referent(earlier, parser)
+    else:
+        return claim  # "this", "that" ...: "That was ..." points at an event or a whole sentence, not at a name
     if found is None or found.lower() in claim.lower():
         return claim
     name = as_subject(found)

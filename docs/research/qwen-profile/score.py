@@ -28,6 +28,7 @@ import numpy as np
 
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 CACHE = Path(__file__).resolve().parent / "cache"
+RESULTS = Path(__file__).resolve().parents[2] / "results"  # the shipped pipeline's eval reports
 EVIDENCE_CHARS = 1500
 AVERITEC_LABELS = ("true", "false", "unverifiable")
 
@@ -157,6 +158,11 @@ def macro_f1(gold: list, pred: list, labels) -> float:
     return sum(scores) / len(scores)
 
 
+def figures(gold: list, pred: list, labels) -> str:
+    """Accuracy and macro-F1 of ``pred`` against ``gold``, as every report line prints them."""
+    return f"accuracy {sum(a == b for a, b in zip(gold, pred)) / len(gold):.3f} macro-F1 {macro_f1(gold, pred, labels):.3f}"
+
+
 def softmax_fit(x: np.ndarray, y: np.ndarray, classes: int, balanced: bool, l2: float = 0.1) -> np.ndarray:
     """Multinomial logistic regression by gradient descent (weights include a bias column)."""
     x = np.hstack([x, np.ones((len(x), 1))])
@@ -209,11 +215,11 @@ def fit_diahalu(name: str) -> None:
     print(f"  every dialogue flagged: accuracy {acc:.3f} macro-F1 {f1:.3f} caught {caught}/{total}")
     # A detector of fact-heavy domains would look good overall and no better than each domain's majority.
     domain = [json.loads(line)["domain"] for line in (DATA / "diahalu" / "dev-public.jsonl").open()]
-    for name in sorted({domain[n] for n in dialogues}):
-        items = [(m, g) for n, (m, g) in dialogues.items() if n % 2 == 1 and domain[n] == name]
+    for group in sorted({domain[n] for n in dialogues}):
+        items = [(m, g) for n, (m, g) in dialogues.items() if n % 2 == 1 and domain[n] == group]
         right = sum((m >= best) == g for m, g in items)
         majority = max(sum(g for _, g in items), sum(not g for _, g in items))
-        print(f"  {name}: {len(items)} odd dialogues, {right} right with the fitted threshold; domain majority {majority}")
+        print(f"  {group}: {len(items)} odd dialogues, {right} right with the fitted threshold; domain majority {majority}")
     turns = [(r["logprobs"][0] - r["logprobs"][1], r["gold"]["hallucinated"]) for r in data["rows"]]
     positives = [m for m, g in turns if g]
     negatives = [m for m, g in turns if not g]
@@ -237,16 +243,14 @@ def fit(name: str) -> None:
     for label, threshold in (("zero-shot (yes > no)", 0.0), (f"threshold {best:.2f} fitted on even rows", best)):
         gold = [g for _, g in odd]
         pred = [m < threshold for m, _ in odd]
-        print(f"{name} halueval odd rows ({len(odd)} answers), {label}: accuracy {accuracy(odd, threshold):.3f}"
-              f" macro-F1 {macro_f1(gold, pred, (False, True)):.3f}")
-    shipped = json.loads((Path(__file__).resolve().parents[2] / "results" / "eval-halueval.json").read_text())
+        print(f"{name} halueval odd rows ({len(odd)} answers), {label}: {figures(gold, pred, (False, True))}")
+    shipped = json.loads((RESULTS / "eval-halueval.json").read_text())
     by_key = {(p["position"], p["gold"] == "hallucination"): p for p in shipped["predictions"]}
     odd_items = [(r["row"], r["gold"]) for r in rows if r["row"] % 2 == 1]
     for key, label in (("predicted", "pipeline (calibrated)"), ("model_alone", "model alone")):
         gold = [g for _, g in odd_items]
         pred = [by_key[item][key] == "hallucination" for item in odd_items]
-        print(f"  shipped Gemma 3 270M {label}, same odd answers: accuracy"
-              f" {sum(a == b for a, b in zip(gold, pred)) / len(gold):.3f} macro-F1 {macro_f1(gold, pred, (False, True)):.3f}")
+        print(f"  shipped Gemma 3 270M {label}, same odd answers: {figures(gold, pred, (False, True))}")
     # Its yes-minus-no margin next to the pipeline's claim-vs-passage signals, fitted on the even rows.
     width = len(shipped["predictions"][0]["whole_features"][0])
     x = np.array([[m, *np.mean(by_key[(r["row"], r["gold"])]["whole_features"] or [[0.0] * width], axis=0)[3:]]
@@ -259,8 +263,7 @@ def fit(name: str) -> None:
     for label, columns in (("the pipeline's signals alone", slice(1, None)), ("its margin + the pipeline's signals", slice(None))):
         w = softmax_fit(x[parity == 0][:, columns], y[parity == 0], 2, balanced=False)
         pred = list(softmax_predict(w, x[parity == 1][:, columns]).astype(bool))
-        print(f"  logistic regression on {label} (whole answer): accuracy"
-              f" {sum(a == b for a, b in zip(gold, pred)) / len(gold):.3f} macro-F1 {macro_f1(gold, pred, (False, True)):.3f}")
+        print(f"  logistic regression on {label} (whole answer): {figures(gold, pred, (False, True))}")
     print(f"  {halu['seconds'] / len(rows):.2f} s/answer")
 
     ave = json.loads((CACHE / f"{name}-averitec.json").read_text())
@@ -270,25 +273,20 @@ def fit(name: str) -> None:
     parity = np.array([r["row"] % 2 for r in ave["rows"]])
     odd_gold = [AVERITEC_LABELS[i] for i in y[parity == 1]]
     zero = [AVERITEC_LABELS[i] for i in x[parity == 1].argmax(axis=1)]
-    print(f"{name} averitec odd rows ({len(odd_gold)} claims), zero-shot letter: accuracy"
-          f" {sum(a == b for a, b in zip(odd_gold, zero)) / len(odd_gold):.3f}"
-          f" macro-F1 {macro_f1(odd_gold, zero, AVERITEC_LABELS):.3f}")
+    print(f"{name} averitec odd rows ({len(odd_gold)} claims), zero-shot letter: {figures(odd_gold, zero, AVERITEC_LABELS)}")
     for balanced in (False, True):
         w = softmax_fit(x[parity == 0], y[parity == 0], 3, balanced)
         pred = [AVERITEC_LABELS[i] for i in softmax_predict(w, x[parity == 1])]
         counts = {label: pred.count(label) for label in AVERITEC_LABELS}
         print(f"  logistic regression on the 3 log-probs, fitted on even rows ({'balanced' if balanced else 'unweighted'}):"
-              f" accuracy {sum(a == b for a, b in zip(odd_gold, pred)) / len(odd_gold):.3f}"
-              f" macro-F1 {macro_f1(odd_gold, pred, AVERITEC_LABELS):.3f} predicted {counts}")
+              f" {figures(odd_gold, pred, AVERITEC_LABELS)} predicted {counts}")
     # The shipped Gemma 3 270M pipeline on exactly these odd rows (its eval's per-row predictions).
-    shipped = json.loads((Path(__file__).resolve().parents[2] / "results" / "eval-averitec.json").read_text())
+    shipped = json.loads((RESULTS / "eval-averitec.json").read_text())
     by_row = {p["position"]: p for p in shipped["predictions"]}
     odd_rows = [r["row"] for r in ave["rows"] if r["row"] % 2 == 1]
     for key, label in (("predicted", "pipeline (calibrated)"), ("model_alone", "model alone")):
         pred = [by_row[n][key] for n in odd_rows]
-        print(f"  shipped Gemma 3 270M {label}, same odd rows: accuracy"
-              f" {sum(a == b for a, b in zip(odd_gold, pred)) / len(odd_gold):.3f}"
-              f" macro-F1 {macro_f1(odd_gold, pred, AVERITEC_LABELS):.3f}")
+        print(f"  shipped Gemma 3 270M {label}, same odd rows: {figures(odd_gold, pred, AVERITEC_LABELS)}")
     # Route (b) of the issue with the larger model: the pipeline's claim-vs-evidence signals and evidence fit
     # (the shipped 270M eval's features, less its 3 label scores) next to the larger model's letter
     # probabilities, one logistic regression fitted on the even rows.
@@ -307,8 +305,7 @@ def fit(name: str) -> None:
         pred = [AVERITEC_LABELS[i] for i in softmax_predict(w, combined[parity == 1][:, columns])]
         counts = {label: pred.count(label) for label in AVERITEC_LABELS}
         print(f"  logistic regression on {label} ({'balanced' if balanced else 'unweighted'}):"
-              f" accuracy {sum(a == b for a, b in zip(odd_gold, pred)) / len(odd_gold):.3f}"
-              f" macro-F1 {macro_f1(odd_gold, pred, AVERITEC_LABELS):.3f} predicted {counts}")
+              f" {figures(odd_gold, pred, AVERITEC_LABELS)} predicted {counts}")
     majority = max(AVERITEC_LABELS, key=lambda label: list(y[parity == 0]).count(AVERITEC_LABELS.index(label)))
     print(f"  majority of even rows ({majority}): accuracy {odd_gold.count(majority) / len(odd_gold):.3f}")
     print(f"  {ave['seconds'] / len(ave['rows']):.2f} s/claim")
