@@ -12,6 +12,11 @@ Gemma's 262k vocabulary is hundreds of megabytes. They reach into ``Llama._ctx``
 ``Llama._model``, ``LlamaGrammar._grammar`` / ``._root`` and write
 ``Llama.n_tokens`` / ``Llama.input_ids``. Nothing else in halluwatch does.
 
+On a CPU with AMX tiles (Intel Sapphire Rapids and later) llama.cpp's AMX matrix multiply crashes the
+process on the embedded Q4_K_M weights (a segmentation fault at the first decode, seen here on 0.3.36; the
+same crash is reported upstream as llama.cpp issue 20824). ``Llama`` has no parameter for the weights'
+buffer type, so :func:`loading_without_amx` swaps the library's default model parameters while it loads.
+
 Checked against llama-cpp-python 0.3.36 (pinned in pyproject.toml).
 :func:`missing_private_attributes` lists what a new version no longer has;
 an integration test calls it on the embedded model so an upgrade fails
@@ -20,8 +25,10 @@ loudly there instead of silently in generation.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 CHECKED_VERSIONS = ("0.3.36",)
@@ -36,7 +43,7 @@ _LIBRARY_FUNCTIONS = (
     "llama_get_logits_ith", "llama_sampler_init_grammar", "llama_sampler_apply", "llama_sampler_accept",
     "llama_sampler_free", "llama_vocab_is_eog", "llama_token_data_array", "llama_token_data_p",
     "llama_log_callback", "llama_log_set", "llama_get_memory", "llama_memory_seq_rm", "llama_state_seq_get_size",
-    "llama_state_seq_get_data", "llama_state_seq_set_data",
+    "llama_state_seq_get_data", "llama_state_seq_set_data", "llama_model_default_params", "llama_print_system_info",
 )
 
 TOKEN_DATA = [("id", "<i4"), ("logit", "<f4"), ("p", "<f4")]  # numpy layout of llama_token_data
@@ -53,6 +60,41 @@ def silence_log() -> Any:
     callback = llama_cpp.llama_log_callback(lambda level, text, user_data: None)
     llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
     return callback
+
+
+def has_amx() -> bool:
+    """Whether this llama.cpp build multiplies on AMX tiles (built for, and running on, a CPU that has them)."""
+    import llama_cpp
+
+    return "AMX_INT8 = 1" in llama_cpp.llama_print_system_info().decode(errors="replace")
+
+
+@contextlib.contextmanager
+def loading_without_amx() -> Iterator[None]:
+    """While a ``Llama`` is constructed inside it: on an AMX build, weights go to plain CPU buffers.
+
+    ``use_extra_bufts=False`` keeps llama.cpp from moving weights into its "extra" buffer types, AMX tiles
+    among them (and the repacked layouts, which an AMX build would use instead). Elsewhere it does nothing,
+    so other CPUs keep their faster repacked kernels. ``Llama.__init__`` reads
+    ``llama_cpp.llama_cpp.llama_model_default_params()`` once, before loading; it is restored after.
+    """
+    import llama_cpp.llama_cpp as native
+
+    if not has_amx():
+        yield
+        return
+    default = native.llama_model_default_params
+
+    def without_extra_buffers() -> Any:
+        params = default()
+        params.use_extra_bufts = False
+        return params
+
+    native.llama_model_default_params = without_extra_buffers
+    try:
+        yield
+    finally:
+        native.llama_model_default_params = default
 
 
 def json_grammar(schema_json: str) -> Any:

@@ -103,14 +103,15 @@ class LlamaBackend:
     def _model(self) -> Any:
         if self._llm is None:
             c = self._config
-            self._llm = self._llama_cls(
-                model_path=str(self._path),
-                n_ctx=c.n_ctx,
-                n_threads=c.n_threads,
-                n_gpu_layers=c.n_gpu_layers,
-                seed=c.seed,
-                verbose=False,
-            )
+            with llama_adapter.loading_without_amx():
+                self._llm = self._llama_cls(
+                    model_path=str(self._path),
+                    n_ctx=c.n_ctx,
+                    n_threads=c.n_threads,
+                    n_gpu_layers=c.n_gpu_layers,
+                    seed=c.seed,
+                    verbose=False,
+                )
         return self._llm
 
     def footprint(self) -> Footprint:

@@ -19,7 +19,9 @@ from agents.model.llama_backend import resolve_model_path
 
 @pytest.fixture(scope="module")
 def loaded() -> Iterator[tuple[Any, Any]]:
-    llm = llama_cpp.Llama(model_path=str(resolve_model_path(ModelConfig())), n_ctx=256, n_threads=2, verbose=False)
+    with llama_adapter.loading_without_amx():
+        llm = llama_cpp.Llama(model_path=str(resolve_model_path(ModelConfig())), n_ctx=256, n_threads=2,
+                              verbose=False)
     grammar = llama_adapter.json_grammar('{"type": "object", "properties": {"label": {"enum": ["true", "false"]}}}')
     yield llm, grammar
     llm.close()
@@ -49,6 +51,19 @@ def test_the_library_version_is_one_the_adapter_was_checked_on() -> None:
         f"llama-cpp-python {llama_cpp.__version__} was not checked: run the integration tests, then add it to"
         " agents/model/llama_adapter.py CHECKED_VERSIONS"
     )
+
+
+def test_on_an_amx_build_weights_load_without_extra_buffers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """llama.cpp's AMX kernels crash on the embedded weights; the guard must reach the parameters that
+    ``Llama`` loads with, and leave the library's defaults as they were."""
+    import llama_cpp.llama_cpp as native
+
+    default = native.llama_model_default_params
+    for amx in (True, False):
+        monkeypatch.setattr(llama_adapter, "has_amx", lambda amx=amx: amx)
+        with llama_adapter.loading_without_amx():
+            assert native.llama_model_default_params().use_extra_bufts is (not amx)
+        assert native.llama_model_default_params is default
 
 
 def test_a_missing_attribute_is_named() -> None:
