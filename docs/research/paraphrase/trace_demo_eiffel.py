@@ -9,7 +9,9 @@ user's question. Research for issue #13; prints the passages and each claim's sc
 Seen (session 13): without the question the claim is true (0.663 true / 0.230 false); with it, false (0.374 /
 0.486). With the question, "Eiffel Tower" counts as the user's words, so the reply's own words are "finished"
 and "1889"; "finished" is not in the passage ("completed"), the reply's word support drops from 0.75 to 0.5 and the combined
-score tips to false. The model's own score is "false" (0.884) either way.
+score tips to false. The model's own score is "false" (0.884) either way. Session 14, on a CPU with AMX where
+the weights load without llama.cpp's repacked layouts: 0.346 / 0.520 with the question (same verdicts).
+Counting synonyms as support fixes it and costs held-out rows elsewhere: word_support_variants.py.
 """
 
 import asyncio
@@ -30,9 +32,11 @@ QUESTION = ContextLine(role=Role.USER, text="I'm planning a trip to see the Eiff
 REPLY = "The Eiffel Tower is in Berlin and was finished in 1889."
 
 
-async def main() -> None:
+async def main(calibration: Path | None = None) -> None:
+    """``calibration``: a verifier fit to use instead of the shipped one (word_support_variants.py)."""
     folder = Path(tempfile.mkdtemp())
     settings = dataclasses.replace(Settings(), data_dir=folder, kb_path=folder / "kb.sqlite3",
+                                   calibration_path=calibration,
                                    evidence_files=(ROOT / "stream" / "examples" / "demo_evidence.jsonl",))
     pipeline = build_pipeline(settings)
     retrieval = build_retrieval(settings, pipeline.model)
