@@ -18,6 +18,7 @@ from schemas.records import (
     Evidence,
     EvidenceFit,
     FinGrActScore,
+    GroundingDocument,
     JustificationRound,
     KbDocumentRef,
     KbUpdate,
@@ -39,7 +40,7 @@ from schemas.records import (
 
 __all__ = [
     "Alert", "Citation", "Claim", "ClaimSet", "ClaimSufficiency", "ClaimVerdict", "ContextLine", "Correction", "DialogueLabel",
-    "DeadLetter", "ErrorFix", "Evidence", "EvidenceFit", "FinGrActScore", "HalluwatchError", "JustificationRound",
+    "DeadLetter", "ErrorFix", "Evidence", "EvidenceFit", "FinGrActScore", "GroundingDocument", "HalluwatchError", "JustificationRound",
     "KbDocumentRef", "KbUpdate", "Label", "LabelScores", "NotJSONError", "Passage", "Preference", "PreferenceReason",
     "PrimarySource", "RecordError", "RecordKind", "Role", "SchemaViolation", "Severity", "SkipReason", "SkippedSpan", "StageTiming",
     "Sufficiency", "Turn",

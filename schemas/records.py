@@ -22,6 +22,7 @@ MAX_PASSAGE_CHARS = 4_000
 MAX_PASSAGES = 24
 MAX_CLAIMS = 32
 MAX_CONTEXT_TURNS = 8
+MAX_GROUNDING = 8  # documents a turn may carry (retrieval-augmented bots); 8 x 4,000 chars keeps a turn < 60 kB
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 
 
@@ -108,6 +109,20 @@ class StageTiming:
 
 
 @dataclass(frozen=True)
+class GroundingDocument:
+    """A document the chatbot answered from (what a retrieval-augmented bot put in its prompt).
+
+    A turn that carries them is checked against them alone: did the answer stay with what the bot
+    was given? The knowledge base and the web are not asked.
+    """
+
+    text: str = field(metadata=_text(MAX_PASSAGE_CHARS, 1))
+    url: str = field(default="", metadata=_text(2_000))
+    title: str = field(default="", metadata=_text(500))
+    published_at: str | None = field(default=None, metadata={"pattern": DATE_PATTERN})
+
+
+@dataclass(frozen=True)
 class Turn:
     """One dialogue turn as a chatbot publishes it."""
 
@@ -118,6 +133,7 @@ class Turn:
     timestamp: float = field(default=0.0, metadata={"minimum": 0})  # unix seconds when the bot said it
     bot: str = field(default="", metadata=_text(200))
     claim_date: str | None = field(default=None, metadata={"pattern": DATE_PATTERN})
+    grounding: tuple[GroundingDocument, ...] = field(default=(), metadata={"max_items": MAX_GROUNDING})
 
 
 @dataclass(frozen=True)
@@ -166,6 +182,8 @@ class ClaimSet:
     skipped: tuple[SkippedSpan, ...] = field(metadata={"max_items": 64})
     sources: tuple[PrimarySource, ...] = field(default=(), metadata={"max_items": 8})
     timings: tuple[StageTiming, ...] = field(default=(), metadata={"max_items": 16})
+    # The turn's own documents as passages: when present they are the evidence, and nothing is retrieved.
+    grounding: tuple[Passage, ...] = field(default=(), metadata={"max_items": MAX_GROUNDING})
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,11 @@
 """Replaying logged dialogues: read them, publish them to ``turns``, and collect what comes back.
 
 Accepted JSONL layouts, detected per line:
-* one turn a line: ``{conversation_id, turn_id, role, text, [timestamp], [bot]}``;
-* one conversation a line: ``{conversation_id | id, turns: [{role, text, [turn_id | speaker], [timestamp]}]}``,
-  which is also the DiaHalu format (its ``label`` is kept to score the replay).
+* one turn a line: ``{conversation_id, turn_id, role, text, [timestamp], [bot], [grounding]}``;
+* one conversation a line: ``{conversation_id | id, turns: [{role, text, [turn_id | speaker], [timestamp],
+  [grounding]}]}``, which is also the DiaHalu format (its ``label`` is kept to score the replay).
+``grounding`` is what a retrieval-augmented bot answered from: ``[{text, [url], [title], [published_at]}]``;
+such a turn is checked against those documents alone.
 Order within a conversation is preserved: turns are published in file order
 with the conversation id as key, so they land on one partition in order.
 """
@@ -19,8 +21,22 @@ from pathlib import Path
 from typing import Any
 
 from agents.errors import InputError
+from agents.evidence.passages import parse_date
 from agents.inputs import read_jsonl
-from schemas import Alert, Correction, DeadLetter, DialogueLabel, Label, Role, Turn, TurnVerdict, decode, encode, ids
+from schemas import (
+    Alert,
+    Correction,
+    DeadLetter,
+    DialogueLabel,
+    GroundingDocument,
+    Label,
+    Role,
+    Turn,
+    TurnVerdict,
+    decode,
+    encode,
+    ids,
+)
 from stream import aiokafka_adapter
 from stream.app import bootstrap_servers, topic_name
 from stream.errors import ReplayError
@@ -40,6 +56,20 @@ class Replay:
     labels: dict[str, bool]  # conversation_id -> hallucination (DiaHalu), when the file has labels
 
 
+def _grounding(raw: Any, where: str) -> tuple[GroundingDocument, ...]:
+    """The documents a logged turn was answered from; an unreadable date becomes unknown, like in the KB."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(d, dict) and str(d.get("text") or "").strip() for d in raw):
+        raise InputError(f"{where}: grounding must be a list of documents, each with text (url, title and"
+                         " published_at optional)")
+    return tuple(
+        GroundingDocument(text=str(d["text"]).strip(), url=str(d.get("url") or ""), title=str(d.get("title") or ""),
+                          published_at=parse_date(d.get("published_at")))
+        for d in raw
+    )
+
+
 def _turn(conversation_id: str, index: int, raw: dict[str, Any], where: str, bot: str = "") -> LoggedTurn:
     try:
         role = Role(raw["role"])
@@ -49,7 +79,8 @@ def _turn(conversation_id: str, index: int, raw: dict[str, Any], where: str, bot
     turn_id = str(raw.get("turn_id") or raw.get("speaker") or index)
     logged = raw.get("timestamp")
     return LoggedTurn(
-        turn=Turn(conversation_id=conversation_id, turn_id=turn_id, role=role, text=text, bot=str(raw.get("bot") or bot)),
+        turn=Turn(conversation_id=conversation_id, turn_id=turn_id, role=role, text=text, bot=str(raw.get("bot") or bot),
+                  grounding=_grounding(raw.get("grounding"), where)),
         logged_at=float(logged) if isinstance(logged, (int, float)) else None,
     )
 

@@ -15,7 +15,7 @@ from typing import Any
 from agents.errors import InputError
 from agents.inputs import read_jsonl
 from agents.text import truncate
-from schemas import ClaimSet, Evidence, Passage, ids
+from schemas import ClaimSet, Evidence, GroundingDocument, Passage, ids
 from schemas.records import MAX_PASSAGE_CHARS, MAX_PASSAGES
 
 # A passage published within this many days of retrieval counts as "recent" (evidence about the present).
@@ -104,6 +104,24 @@ def render_evidence(passages: Sequence[Passage]) -> str:
 
 def today() -> str:
     return dt.date.today().isoformat()
+
+
+GROUNDING = "grounding"  # the retriever name of the documents a turn came with
+
+
+def grounding_passages(documents: Iterable[GroundingDocument], received_on: str) -> tuple[Passage, ...]:
+    """The documents a turn came with, as passages: dated as their sources gave them, "retrieved" when the
+    bot received them (``received_on``)."""
+    return tuple(
+        Passage(passage_id=ids.passage_id(d.url, d.text), text=d.text, url=d.url, title=d.title,
+                published_at=d.published_at, retrieved_at=received_on, retriever=GROUNDING)
+        for d in documents
+    )
+
+
+def day_of(timestamp: float) -> str:
+    """The UTC date of a unix timestamp; today for 0 (a turn that did not say when it was made)."""
+    return dt.datetime.fromtimestamp(timestamp, dt.timezone.utc).date().isoformat() if timestamp else today()
 
 
 def read_passages(path: Path, retriever: str = "file") -> list[Passage]:

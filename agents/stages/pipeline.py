@@ -16,6 +16,7 @@ from agents.parsing import SentenceParser
 from agents.scoring.calibration import VerifyCalibration
 from agents.scoring.selective import SelectiveModel
 from agents.stages.justify import justify
+from agents.stages.retrieve import grounded_evidence
 from agents.stages.segment import segment
 from agents.stages.sources import find_sources
 from agents.stages.verify import VerifyPrompts, verify
@@ -72,10 +73,15 @@ class Pipeline:
     async def check(
         self, turn: Turn, context: Sequence[ContextLine] = (), passages: Sequence[Passage] = ()
     ) -> CheckResult:
+        """``passages``: the evidence, as the retriever would have found it; a turn with its own documents
+        (``Turn.grounding``) is checked against those instead."""
         claimset = await segment(turn, context, self.model, self.prompts.segment, self.parser)
-        if self.sources_prompt is not None:
-            claimset = await find_sources(claimset, self.model, self.sources_prompt)
-        evidence = assemble_evidence(claimset, passages)
+        if claimset.grounding:
+            evidence = grounded_evidence(claimset)
+        else:
+            if self.sources_prompt is not None:
+                claimset = await find_sources(claimset, self.model, self.sources_prompt)
+            evidence = assemble_evidence(claimset, passages)
         verdict = await verify(evidence, self.model, self.prompts.verify, self.calibration, self.selective)
         correction = await justify(verdict, self.model, self.prompts.justify, self.max_rounds)
         return CheckResult(claimset=claimset, verdict=verdict, correction=correction)

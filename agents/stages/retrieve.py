@@ -2,7 +2,9 @@
 
 :func:`retrieve` runs the sources stage first, then asks the retriever (any
 :class:`~agents.evidence.retriever.Retriever`), and orders what comes back
-oldest first, noting what is missing or stale.
+oldest first, noting what is missing or stale. A turn that came with its own
+documents (a retrieval-augmented bot's) is checked against those alone: no
+sources, no retrieval, no model call.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ async def retrieve(
     now: str | None = None,
 ) -> Evidence:
     """Primary sources (no model call when ``sources_prompt`` is None), then passages from the retriever,
-    ordered oldest first, with what is missing noted."""
+    ordered oldest first, with what is missing noted; or the turn's own documents, when it has some."""
+    if claimset.grounding:
+        return grounded_evidence(claimset)
     if sources_prompt is not None:
         claimset = await find_sources(claimset, model, sources_prompt)
     clock = StageClock("retrieve")
@@ -39,4 +43,14 @@ async def retrieve(
     if recency:
         notes.append(recency)
     evidence = assemble_evidence(claimset, result.passages, truncate("; ".join(notes), MAX_NOTE_CHARS))
+    return dataclasses.replace(evidence, timings=(clock.stop(),))
+
+
+def grounded_evidence(claimset: ClaimSet) -> Evidence:
+    """The turn's own documents as its evidence. They move from the claim set into the passages, so the
+    records downstream carry them once."""
+    clock = StageClock("retrieve")
+    documents = claimset.grounding
+    note = f"checked against the {len(documents)} document(s) the turn came with; nothing else was searched"
+    evidence = assemble_evidence(dataclasses.replace(claimset, grounding=()), documents, note)
     return dataclasses.replace(evidence, timings=(clock.stop(),))

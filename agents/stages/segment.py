@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agents.evidence.passages import day_of, grounding_passages
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
@@ -263,4 +264,5 @@ def claimset_for(
         claims=claims,
         skipped=tuple(skipped[:64]),
         timings=timings,
+        grounding=grounding_passages(turn.grounding, day_of(turn.timestamp)),
     )

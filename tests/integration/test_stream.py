@@ -21,7 +21,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from schemas import ClaimSet, DeadLetter, Label, Role, Turn, decode, ids
+from schemas import ClaimSet, DeadLetter, GroundingDocument, Label, Role, Turn, decode, ids
 from stream.app import bootstrap_servers, topic_name
 from stream.broker import EmbeddedBroker, free_port
 from stream.process import stop
@@ -204,6 +204,36 @@ async def test_conversation_flows_through_every_topic(broker, collector, workers
     assert any("Where is the Eiffel Tower?" in line.text for line in decoded[0].context)
 
 
+GROUNDED = [
+    LoggedTurn(Turn(conversation_id="conv-rag", turn_id="T0", role=Role.USER, text="Where is the Eiffel Tower?"), None),
+    LoggedTurn(Turn(conversation_id="conv-rag", turn_id="T1", role=Role.ASSISTANT, bot="rag-bot",
+                    text="The Eiffel Tower is in Berlin.",
+                    grounding=(GroundingDocument(text="The Eiffel Tower is a wrought-iron lattice tower on the Champ de"
+                                                      " Mars in Paris, France.",
+                                                 url="https://wiki.example/eiffel", title="Eiffel Tower"),)), None),
+]
+
+
+async def test_a_grounded_turn_is_checked_against_its_own_documents(broker, collector, workers) -> None:
+    """A retrieval-augmented bot's answer against the document it was given: the worker's knowledge base (the
+    demo evidence, which has its own Eiffel passage) is not searched, and the contradiction is alerted."""
+    settings, c = collector
+    worker = workers(settings)
+    sent = await publish(GROUNDED, bootstrap_servers(broker.url), settings)
+    assert await wait_for(c, sent, WAIT, alive=lambda: worker.poll() is None)
+    verdict = c.collected.verdicts[ids.verdict_id("conv-rag", "T1")]
+    assert [(p.url, p.retriever) for p in verdict.evidence.passages] == [("https://wiki.example/eiffel", "grounding")]
+    assert "came with" in verdict.evidence.note and verdict.evidence.claimset.grounding == ()
+    assert verdict.label is Label.FALSE
+    [cited] = {p for v in verdict.claim_verdicts for p in v.cited_passages}
+    assert cited == verdict.evidence.passages[0].passage_id
+    alert_id = ids.alert_id("conv-rag", "T1")
+    deadline = time.monotonic() + 60
+    while alert_id not in c.collected.alerts:
+        assert time.monotonic() < deadline and worker.poll() is None, "no alert for the contradicted answer"
+        await c.poll()
+
+
 async def test_replaying_twice_raises_no_second_alert(broker, collector, workers) -> None:
     settings, c = collector
     worker = workers(settings)
@@ -259,6 +289,8 @@ async def test_bad_turns_go_to_dlq_and_the_stream_goes_on(broker, collector, wor
                    "required"),
         "oversized": (b"conv-bad", orjson.dumps({**turn_body, "turn_id": "x2", "text": "A" * 25_000}), "text"),
         "role": (b"conv-bad", orjson.dumps({**turn_body, "turn_id": "x3", "role": "bot"}), "'bot' is not one of"),
+        "grounding": (b"conv-bad", orjson.dumps({**turn_body, "turn_id": "x4", "grounding": [{"text": "a"}] * 9}),
+                      "grounding"),
         "not UTF-8": (b"conv-bad", b'{"text": "\xff\xfe"}', "NotJSONError"),
         "array": (b"conv-bad", b"[1, 2]", "is not of type 'object'"),
         "null": (b"conv-bad", b"null", "is not of type 'object'"),

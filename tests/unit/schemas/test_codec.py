@@ -7,6 +7,7 @@ from schemas import (
     Alert,
     Citation,
     ErrorFix,
+    GroundingDocument,
     Label,
     LabelScores,
     NotJSONError,
@@ -19,7 +20,7 @@ from schemas import (
     encode,
 )
 from schemas.generate import SCHEMA_DIR, WIRE_RECORDS, render, schema_file_name
-from schemas.records import MAX_TURN_CHARS
+from schemas.records import MAX_GROUNDING, MAX_TURN_CHARS
 from tests.support.records import sample_correction, sample_turn_verdict
 
 
@@ -39,6 +40,14 @@ def test_turn_defaults_fill_optional_fields() -> None:
     assert turn == Turn(conversation_id="c1", turn_id="t1", role=Role.ASSISTANT, text="Hi.")
 
 
+def test_a_turn_carries_the_documents_it_was_answered_from() -> None:
+    data = (b'{"conversation_id":"c1","turn_id":"t1","role":"assistant","text":"It is in Erie County.",'
+            b'"grounding":[{"text":"Hartland Swamp lies in Niagara County.","published_at":"2020-01-02"}]}')
+    turn = decode(Turn, data)
+    assert turn.grounding == (GroundingDocument(text="Hartland Swamp lies in Niagara County.", published_at="2020-01-02"),)
+    assert decode(Turn, encode(turn)) == turn
+
+
 @pytest.mark.parametrize(
     ("data", "error", "fragment"),
     [
@@ -47,6 +56,12 @@ def test_turn_defaults_fill_optional_fields() -> None:
         (b'{"conversation_id":"c","turn_id":"t","role":"user"}', SchemaViolation, "text"),
         (b'{"conversation_id":"c","turn_id":"t","role":"user","text":"x","extra":1}', SchemaViolation, "extra"),
         (b'{"conversation_id":"","turn_id":"t","role":"user","text":"x"}', SchemaViolation, "conversation_id"),
+        (b'{"conversation_id":"c","turn_id":"t","role":"assistant","text":"x","grounding":[{"url":"u"}]}',
+         SchemaViolation, "text"),
+        (b'{"conversation_id":"c","turn_id":"t","role":"assistant","text":"x","grounding":[{"text":"a",'
+         b'"published_at":"last May"}]}', SchemaViolation, "published_at"),
+        (orjson.dumps({"conversation_id": "c", "turn_id": "t", "role": "assistant", "text": "x",
+                       "grounding": [{"text": "a"}] * (MAX_GROUNDING + 1)}), SchemaViolation, "grounding"),
     ],
 )
 def test_decode_rejects_bad_turns_with_a_reason(data: bytes, error: type, fragment: str) -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from agents.errors import InputError
-from schemas import Label, SchemaViolation
+from schemas import GroundingDocument, Label, SchemaViolation
 from stream.app import bootstrap_servers
 from stream.replay import read_replay
 from stream.stages import dead_letter, make_alert, severity_of
@@ -66,6 +66,27 @@ def test_replay_reads_all_three_layouts(tmp_path: Path) -> None:
     replay = read_replay(f)
     assert [(t.turn.conversation_id, t.turn.turn_id) for t in replay.turns] == [("a", "1"), ("b", "0"), ("b", "1"), ("d1", "B1")]
     assert replay.turns[0].logged_at == 5.0 and replay.labels == {"d1": True}
+
+
+def test_replay_keeps_the_documents_a_turn_was_answered_from(tmp_path: Path) -> None:
+    f = tmp_path / "log.jsonl"
+    f.write_text(
+        '{"conversation_id": "rag", "turns": [{"role": "user", "text": "Where is Hartland Swamp?"}, {"role": "assistant",'
+        ' "text": "In Erie County.", "grounding": [{"text": "Hartland Swamp is in Niagara County.",'
+        ' "url": "https://example.org/s", "published_at": "2019-04-01T10:00:00Z"}]}]}\n'
+    )
+    user, answer = read_replay(f).turns
+    assert user.turn.grounding == ()
+    assert answer.turn.grounding == (GroundingDocument(text="Hartland Swamp is in Niagara County.",
+                                                       url="https://example.org/s", published_at="2019-04-01"),)
+
+
+@pytest.mark.parametrize("grounding", ['"a page"', '[{"url": "https://example.org"}]', '[{"text": " "}]'])
+def test_replay_names_a_bad_grounding_and_its_fix(tmp_path: Path, grounding: str) -> None:
+    f = tmp_path / "log.jsonl"
+    f.write_text(f'{{"conversation_id": "a", "role": "assistant", "text": "x", "grounding": {grounding}}}\n')
+    with pytest.raises(InputError, match=r"log.jsonl:1: grounding must be a list of documents, each with text"):
+        read_replay(f)
 
 
 def test_replay_names_the_bad_line(tmp_path: Path) -> None:
