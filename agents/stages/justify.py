@@ -26,7 +26,7 @@ from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
 from agents.scoring.signals import value_swap
-from agents.text import content_words, coverage, truncate
+from agents.text import content_words, coverage, truncate, words
 from schemas import (
     Citation,
     ClaimVerdict,
@@ -136,7 +136,12 @@ def score_fingract(
 
 
 def apply_corrections(turn_text: str, fixes: Sequence[ErrorFix]) -> str:
-    """The turn with each wrong span replaced by its correction, or the correction appended."""
+    """The turn with each wrong span replaced by its correction, or the correction appended.
+
+    Only words the correction changes are replaced. A span it merely extends keeps its words ("Moon" ->
+    "Moon, on 20 July 1969") and adds detail the turn may already give in words the claim left out ("...
+    the Moon, in 1969."): splicing it in would say the date twice.
+    """
     text = turn_text
     for fix in fixes:
         if not fix.correction:
@@ -145,6 +150,8 @@ def apply_corrections(turn_text: str, fixes: Sequence[ErrorFix]) -> str:
         applied = False
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old_words, b=new_words).get_opcodes():
             old, new = " ".join(old_words[i1:i2]), " ".join(new_words[j1:j2])
+            if tag == "replace" and set(words(old)) <= set(words(new)):
+                continue  # an addition, not a fix
             if tag == "replace" and old and old in text:
                 text = text.replace(old, new, 1)
                 applied = True

@@ -50,6 +50,18 @@ def test_apply_corrections_replaces_the_wrong_span() -> None:
     assert apply_corrections(turn, [odd]).endswith("[Correction: A new sentence.]")
 
 
+def test_apply_corrections_changes_what_was_wrong_and_adds_nothing_twice() -> None:
+    # The claim left the turn's "in 1969" out; the source's restatement carries the full date. Only the name
+    # was wrong: the date is not spliced in beside the one the turn already gives.
+    turn = "Buzz Aldrin was the first person to walk on the Moon, in 1969."
+    armstrong = ErrorFix("c", "Buzz Aldrin was the first person to walk on the Moon.", Label.FALSE,
+                         "Neil Armstrong was the first person to walk on the Moon, on 20 July 1969.", ())
+    assert apply_corrections(turn, [armstrong]) == "Neil Armstrong was the first person to walk on the Moon, in 1969."
+    water = ErrorFix("c", "At sea level water boils at 90 degrees Celsius.", Label.FALSE,
+                     "At sea level, pure water boils at 100 degrees Celsius.", ())
+    assert apply_corrections(water.claim_text, [water]) == "At sea level water boils at 100 degrees Celsius."
+
+
 async def test_true_turn_gets_no_correction(scripted) -> None:
     runner, backend = scripted({})
     evidence = assemble_evidence(claimset("The Eiffel Tower is in Paris."), EVIDENCE)
