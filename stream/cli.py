@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("text", help="the assistant's utterance")
     check.add_argument("--context", type=Path, help="JSONL of earlier turns: {role, text} per line")
     check.add_argument("--evidence", type=Path, help="JSONL of passages: {text, url, title, published_at} per line")
+    check.add_argument("--grounding", type=Path,
+                       help="JSONL of the documents the bot answered from, same fields: checked against them alone")
     check.add_argument("--date", help="when the utterance was made, YYYY-MM-DD")
     check.add_argument("--json", action="store_true", help="print the records as JSON")
     _model_flags(check)

@@ -21,14 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from agents.errors import InputError
-from agents.evidence.passages import parse_date
+from agents.evidence.passages import grounding_documents
 from agents.inputs import read_jsonl
 from schemas import (
     Alert,
     Correction,
     DeadLetter,
     DialogueLabel,
-    GroundingDocument,
     Label,
     Role,
     Turn,
@@ -56,20 +55,6 @@ class Replay:
     labels: dict[str, bool]  # conversation_id -> hallucination (DiaHalu), when the file has labels
 
 
-def _grounding(raw: Any, where: str) -> tuple[GroundingDocument, ...]:
-    """The documents a logged turn was answered from; an unreadable date becomes unknown, like in the KB."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, list) or not all(isinstance(d, dict) and str(d.get("text") or "").strip() for d in raw):
-        raise InputError(f"{where}: grounding must be a list of documents, each with text (url, title and"
-                         " published_at optional)")
-    return tuple(
-        GroundingDocument(text=str(d["text"]).strip(), url=str(d.get("url") or ""), title=str(d.get("title") or ""),
-                          published_at=parse_date(d.get("published_at")))
-        for d in raw
-    )
-
-
 def _turn(conversation_id: str, index: int, raw: dict[str, Any], where: str, bot: str = "") -> LoggedTurn:
     try:
         role = Role(raw["role"])
@@ -80,7 +65,7 @@ def _turn(conversation_id: str, index: int, raw: dict[str, Any], where: str, bot
     logged = raw.get("timestamp")
     return LoggedTurn(
         turn=Turn(conversation_id=conversation_id, turn_id=turn_id, role=role, text=text, bot=str(raw.get("bot") or bot),
-                  grounding=_grounding(raw.get("grounding"), where)),
+                  grounding=grounding_documents(raw.get("grounding"), where)),
         logged_at=float(logged) if isinstance(logged, (int, float)) else None,
     )
 

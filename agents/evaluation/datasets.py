@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.errors import InputError
-from agents.evidence.passages import parse_date, passage_from_row, today
+from agents.evidence.passages import GROUNDING, parse_date, passage_from_row, today
 from agents.inputs import read_jsonl
 from schemas import ContextLine, DialogueLabel, Label, Passage, Role, Turn
 
@@ -154,7 +154,8 @@ def read_halueval(path: Path, limit: int | None = None) -> list[GroundedCase]:
                 " hallucinated_answer; dialogue rows knowledge, dialogue_history, right_response and hallucinated_response"
             ) from None
         row_id = str(row.get("id") or f"halueval-{n}")
-        passage = passage_from_row({"text": knowledge, "url": "", "title": "knowledge"}, "halueval", today(), f"{path}:{n}")
+        # The knowledge is what the answer had to rest on: the turn's own document, as a grounded turn's.
+        passage = passage_from_row({"text": knowledge, "url": "", "title": "knowledge"}, GROUNDING, today(), f"{path}:{n}")
         for answer, hallucination in zip(answers, (False, True)):
             case_id = f"{row_id}/{DialogueLabel.of(hallucination)}"
             turn = Turn(conversation_id=case_id, turn_id="answer", role=Role.ASSISTANT, text=answer.strip() or "(empty)")

@@ -18,7 +18,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,7 +27,7 @@ import orjson
 from agents.errors import InputError, ModelError
 from agents.evaluation.datasets import ClaimCase, DialogueCase, GroundedCase
 from agents.evaluation.metrics import Metrics, classification_metrics, deciding_verdict, percentile
-from agents.evidence.passages import assemble_evidence
+from agents.evidence.passages import assemble_evidence, is_grounded
 from agents.scoring.calibration import VerifyCalibration, cross_validated_fit, with_swap_rate
 from agents.scoring.selective import (
     SelectiveFit,
@@ -259,7 +259,7 @@ def grounded_prediction(label: Label) -> DialogueLabel:
 
 async def evaluate_halueval(cases: Sequence[GroundedCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
     """HaluEval turns: each answer after its question (or dialogue history), with the knowledge as evidence."""
-    run = EvalRun(dataset="halueval", labels=tuple(DialogueLabel), calibration=pipeline.calibration.source)
+    run = EvalRun(dataset="halueval", labels=tuple(DialogueLabel), calibration=pipeline.calibration.for_evidence(True).source)
 
     async def labels(result: CaseResult, case: GroundedCase) -> tuple[str, str]:
         predicted, alone = await _check_turn(pipeline, run, result, case.turn, case.context, case.passages)
@@ -367,7 +367,7 @@ def redecide(run: EvalRun, calibration: VerifyCalibration) -> None:
     """Recompute the pipeline's labels under another calibration, from the recorded judgements."""
     for case, label in zip(run.cases, decided_labels(run, calibration)):
         case.predicted = label
-    run.calibration = calibration.source
+    run.calibration = calibration.for_evidence(grounded_run(run)).source
 
 
 # Datasets the verifier calibration is fitted on: AVeriTeC and the atomic claims are labelled per claim;
@@ -387,17 +387,40 @@ def claim_label(dataset: str, gold: str) -> Label:
     return Label(gold)
 
 
-def fit_calibration(runs: Sequence[EvalRun], source: str) -> VerifyCalibration:
-    """Fit on the even positions' whole-turn features of every run; odd positions stay held out."""
-    rows, labels = [], []
+def fit_calibration(runs: Sequence[EvalRun], origin: str = "dev-public.jsonl") -> VerifyCalibration:
+    """Fit on the even positions' features of every run; odd positions stay held out.
+
+    Runs whose evidence is the turn's own documents (HaluEval's knowledge) make the grounded fit, the
+    others (AVeriTeC, the atomic claims) the fit for retrieved evidence; with both, the second carries the
+    first (see :class:`~agents.scoring.calibration.VerifyCalibration`).
+    """
+    parts: dict[bool, list[EvalRun]] = {}
     for run in runs:
         if run.dataset not in FITTABLE:
             raise InputError(f"a calibration is fitted on {', '.join(FITTABLE)} rows, not {run.dataset}")
+        parts.setdefault(grounded_run(run), []).append(run)
+    fits = {grounded: _fit_part(part, grounded, origin) for grounded, part in parts.items()}
+    if len(fits) == 1:
+        return next(iter(fits.values()))
+    return replace(fits[False], grounded=fits[True])
+
+
+def grounded_run(run: EvalRun) -> bool:
+    """Whether a run's turns were checked against their own documents (all judged evidence grounded)."""
+    return all(is_grounded(t.evidence.passages) for case in run.cases for t in case.judged)
+
+
+def _fit_part(runs: Sequence[EvalRun], grounded: bool, origin: str) -> VerifyCalibration:
+    rows, labels = [], []
+    for run in runs:
         for case in run.cases:
             if case.position % 2 == 0 and case.predicted != FAILED:
                 for row, label in fitting_rows(run.dataset, case):
                     rows.append(row)
                     labels.append(label)
+    described = " and ".join(f"{r.dataset} ({len(r.cases)} rows)" for r in runs)
+    kind = "turns checked against their own documents" if grounded else "claims checked against retrieved evidence"
+    source = f"{kind}: fitted on the even rows of {described} from {origin}"
     return with_swap_rate(cross_validated_fit(rows, labels, source=source), rows, labels)
 
 

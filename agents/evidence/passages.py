@@ -119,6 +119,27 @@ def grounding_passages(documents: Iterable[GroundingDocument], received_on: str)
     )
 
 
+def grounding_documents(raw: Any, where: str) -> tuple[GroundingDocument, ...]:
+    """The documents a turn was answered from, from JSON (a list of ``{text, [url], [title],
+    [published_at]}``); an unreadable date becomes unknown, as in the knowledge base."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(d, dict) and str(d.get("text") or "").strip() for d in raw):
+        raise InputError(f"{where}: grounding must be a list of documents, each with text (url, title and"
+                         " published_at optional)")
+    return tuple(
+        GroundingDocument(text=str(d["text"]).strip(), url=str(d.get("url") or ""), title=str(d.get("title") or ""),
+                          published_at=parse_date(d.get("published_at")))
+        for d in raw
+    )
+
+
+def is_grounded(passages: Sequence[Passage]) -> bool:
+    """Whether the evidence is the documents the turn came with (and nothing retrieved): such a turn is
+    judged for staying with its source, by the calibration's grounded fit."""
+    return bool(passages) and all(p.retriever == GROUNDING for p in passages)
+
+
 def day_of(timestamp: float) -> str:
     """The UTC date of a unix timestamp; today for 0 (a turn that did not say when it was made)."""
     return dt.datetime.fromtimestamp(timestamp, dt.timezone.utc).date().isoformat() if timestamp else today()

@@ -3,12 +3,22 @@
 ``combine`` turns one claim's feature vector into label probabilities.
 ``fit`` learns the weights from labelled rows (the eval harness collects the
 features); the file ``verify_calibration.json`` next to this module was fitted
-on the AVeriTeC rows of ../shared/data with an even position in the file (the
-odd rows are the held-out split the eval harness reports separately).
+by ``halluwatch train-verifier`` on the rows of ../shared/data with an even
+position in their file (the odd rows are the held-out split the eval harness
+reports separately).
 The model's label probabilities enter as probabilities, not log-probabilities:
 the small model's scores vary little on the benchmark, and unbounded log
 features let the fit extrapolate wildly on confident outliers.
 Without a calibration, the identity weights keep the model's own ranking.
+
+Turns checked against the documents they came with (``Turn.grounding``, and
+HaluEval's knowledge passages) are a different task from claims checked against
+retrieved evidence: did the answer stay with its source, against is the claim
+true. The signals weigh differently in the two (on HaluEval a reply's words
+missing from its source are the tell; on AVeriTeC the evidence is question and
+answer pairs that rarely repeat the claim's words), and one fit over both pulled
+each below its own. So a calibration may carry a second fit, ``grounded``, used
+for grounded evidence; ``for_evidence`` picks.
 
 One signal also acts on its own: a passage sentence that restates the claim
 with another name or number (``value_swap``). In a linear fit it gets little
@@ -24,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
@@ -68,6 +79,12 @@ class VerifyCalibration:
     # Share of the fitting rows with a value swap that were false, and how many rows fired; None: not used.
     swap_false_rate: float | None = None
     swap_rows: int = 0
+    # The fit for turns checked against their own documents; None: this one serves every turn.
+    grounded: VerifyCalibration | None = None
+
+    def for_evidence(self, grounded: bool) -> VerifyCalibration:
+        """The fit that decides a claim: the grounded one for a turn checked against its own documents."""
+        return self.grounded if grounded and self.grounded is not None else self
 
     @classmethod
     def identity(cls) -> VerifyCalibration:
@@ -97,29 +114,34 @@ class VerifyCalibration:
     @classmethod
     def load(cls, path: Path = DEFAULT_PATH) -> VerifyCalibration:
         try:
-            data = orjson.loads(Path(path).read_bytes())
-            if tuple(data["features"]) != FEATURE_NAMES:
-                raise InputError(
-                    f"calibration {path} was fitted on other features: refit it with"
-                    " `halluwatch eval averitec FILE --fit-calibration OUT.json`"
-                )
-            bounds = {k: tuple(float(v) for v in data[k]) if data.get(k) is not None else None for k in ("lower", "upper")}
-            return cls(
-                weights=tuple(tuple(float(w) for w in row) for row in data["weights"]),
-                bias=tuple(float(b) for b in data["bias"]),
-                source=str(data.get("source", path)),
-                swap_false_rate=float(data["swap_false_rate"]) if data.get("swap_false_rate") is not None else None,
-                swap_rows=int(data.get("swap_rows", 0)),
-                **bounds,
-            )
+            return cls.from_dict(orjson.loads(Path(path).read_bytes()), str(path))
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
             raise InputError(f"cannot read calibration {path} ({exc}): set HALLUWATCH_CALIBRATION to a valid file") from None
 
-    def save(self, path: Path) -> None:
-        data = {"features": FEATURE_NAMES, "labels": [l.value for l in LABELS], "weights": self.weights,
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str) -> VerifyCalibration:
+        if tuple(data["features"]) != FEATURE_NAMES:
+            raise InputError(f"calibration {where} was fitted on other features: refit it with"
+                             " `halluwatch train-verifier --out OUT.json`")
+        bounds = {k: tuple(float(v) for v in data[k]) if data.get(k) is not None else None for k in ("lower", "upper")}
+        return cls(
+            weights=tuple(tuple(float(w) for w in row) for row in data["weights"]),
+            bias=tuple(float(b) for b in data["bias"]),
+            source=str(data.get("source", where)),
+            swap_false_rate=float(data["swap_false_rate"]) if data.get("swap_false_rate") is not None else None,
+            swap_rows=int(data.get("swap_rows", 0)),
+            grounded=cls.from_dict(data["grounded"], f"{where} (grounded)") if data.get("grounded") else None,
+            **bounds,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"features": FEATURE_NAMES, "labels": [l.value for l in LABELS], "weights": self.weights,
                 "bias": self.bias, "source": self.source, "lower": self.lower, "upper": self.upper,
-                "swap_false_rate": self.swap_false_rate, "swap_rows": self.swap_rows}
-        Path(path).write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+                "swap_false_rate": self.swap_false_rate, "swap_rows": self.swap_rows,
+                "grounded": self.grounded.to_dict() if self.grounded is not None else None}
+
+    def save(self, path: Path) -> None:
+        Path(path).write_bytes(orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")
 
 
 def fit(

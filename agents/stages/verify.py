@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agents.evidence.passages import render_evidence
+from agents.evidence.passages import is_grounded, render_evidence
 from agents.model.backend import Prompt, TokenScore
 from agents.model.prompting import PromptTemplate, numbered
 from agents.model.runner import Generation, ModelRunner
@@ -216,6 +216,7 @@ def decide(
     threshold abstains: it becomes unverifiable, so it raises no alert.
     """
     passages = evidence.passages
+    calibration = calibration.for_evidence(is_grounded(passages))
     verdicts: list[ClaimVerdict] = []
     checks = {s.claim_id: s for s in sufficiency}
     for claim, judgement in zip(evidence.claimset.claims, judged):

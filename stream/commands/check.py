@@ -6,10 +6,11 @@ import argparse
 import time
 
 from agents.errors import InputError
-from agents.evidence.passages import parse_date, read_passages
-from agents.inputs import read_context
+from agents.evidence.passages import grounding_documents, parse_date, read_passages
+from agents.inputs import read_context, read_jsonl
 from agents.stages.pipeline import CheckResult
 from schemas import Role, Turn, to_dict
+from schemas.records import MAX_GROUNDING
 from stream.build import build_pipeline
 from stream.commands.common import dump_json, readable_text
 from stream.settings import Settings
@@ -20,11 +21,21 @@ async def run_check(args: argparse.Namespace, settings: Settings) -> int:
     date = parse_date(args.date) if args.date else None
     if args.date and date is None:
         raise InputError(f"--date {args.date!r} is not a date: use YYYY-MM-DD")
+    if args.evidence and args.grounding:
+        raise InputError("--evidence and --grounding both give the evidence: --grounding for the documents the bot"
+                         " answered from (checked as a grounded turn), --evidence for passages found elsewhere")
     passages = read_passages(args.evidence) if args.evidence else []
+    grounding = ()
+    if args.grounding:
+        grounding = grounding_documents([row for _, row in read_jsonl(args.grounding)], str(args.grounding))
+        if len(grounding) > MAX_GROUNDING:
+            raise InputError(f"{args.grounding} holds {len(grounding)} documents; a turn carries at most"
+                             f" {MAX_GROUNDING}: keep the ones the bot answered from")
     context = read_context(args.context) if args.context else []
     pipeline = build_pipeline(settings)
     async with pipeline.model:
-        turn = Turn(conversation_id="cli", turn_id="1", role=Role.ASSISTANT, text=text, timestamp=time.time(), claim_date=date)
+        turn = Turn(conversation_id="cli", turn_id="1", role=Role.ASSISTANT, text=text, timestamp=time.time(),
+                    claim_date=date, grounding=grounding)
         result = await pipeline.check(turn, context, passages)
     print(dump_json(to_dict(result)) if args.json else format_check(result))
     return 0

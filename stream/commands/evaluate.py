@@ -135,9 +135,7 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         raise InputError(f"{args.file} has no rows to evaluate")
     calibration = pipeline.calibration
     if args.fit_calibration:
-        fitted_on = [run, *also]
-        described = " and ".join(f"{r.dataset} ({len(r.cases)} rows)" for r in fitted_on)
-        calibration = fit_calibration(fitted_on, source=f"fitted on the even rows of {described} from {args.file.name}")
+        calibration = fit_calibration([run, *also], origin=args.file.name)
         calibration.save(args.fit_calibration)
         redecide(run, calibration)
         print(f"wrote calibration to {args.fit_calibration}")

@@ -70,12 +70,13 @@ def format_training(runs: list[EvalRun], fitted: VerifyCalibration) -> str:
 
 async def run_train_verifier(args: argparse.Namespace, settings: Settings) -> int:
     runs = await judged_runs(args, settings)
-    described = " and ".join(f"{r.dataset} ({len(r.cases)} rows)" for r in runs)
-    fitted = fit_calibration(runs, source=f"fitted on the even rows of {described} from dev-public.jsonl")
+    fitted = fit_calibration(runs)
     fitted.save(args.out)
     for run in runs:
         redecide(run, fitted)
     print(fitted.source)
+    if fitted.grounded is not None:
+        print(fitted.grounded.source)
     print(format_training(runs, fitted))
     print(f"wrote {args.out}: use it with --calibration {args.out} (HALLUWATCH_CALIBRATION), or copy it over"
           " agents/scoring/verify_calibration.json to ship it")

@@ -30,3 +30,25 @@ def test_check_finds_the_wrong_city(tmp_path: Path) -> None:
     assert "Paris" in out["correction"]["corrected_text"]
     assert "Berlin" not in out["correction"]["corrected_text"]
     assert out["correction"]["errors"][0]["citations"][0]["published_at"] == "2023-05-01"
+
+
+def test_check_judges_a_grounded_answer_against_its_documents(tmp_path: Path) -> None:
+    """--grounding: the documents the bot answered from are the evidence, decided by the grounded fit."""
+    grounding = tmp_path / "grounding.jsonl"
+    grounding.write_text(json.dumps({
+        "text": "Hartland Swamp is a wetland in Niagara County, New York, east of the village of Middleport.",
+        "url": "https://wiki.example/hartland-swamp", "title": "Hartland Swamp",
+    }) + "\n")
+    context = tmp_path / "context.jsonl"
+    context.write_text(json.dumps({"role": "user", "text": "Which county is Hartland Swamp in?"}) + "\n")
+    verdicts = {}
+    for answer in ("Niagara County.", "Erie County."):
+        result = subprocess.run(
+            [sys.executable, "-m", "stream.cli", "check", answer, "--grounding", str(grounding), "--context",
+             str(context), "--json"], capture_output=True, text=True, timeout=600,
+        )
+        assert result.returncode == 0, result.stderr
+        out = json.loads(result.stdout)
+        assert [p["retriever"] for p in out["verdict"]["evidence"]["passages"]] == ["grounding"]
+        verdicts[answer] = out["verdict"]["label"]
+    assert verdicts == {"Niagara County.": "true", "Erie County.": "false"}

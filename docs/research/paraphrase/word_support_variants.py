@@ -18,13 +18,16 @@ also runs the demo's Eiffel turn through the worker's stages with each variant's
     apt-get install wordnet-base
     python docs/research/paraphrase/word_support_variants.py [--eiffel]
 
-Seen (session 14), odd rows: HaluEval 0.820 exact, 0.808 lemma, 0.804 synonym; AVeriTeC 0.390, 0.380,
-0.380; atomic 0.914 for all three; cross-validated accuracy on the even rows 0.755, 0.747, 0.742. The
-synonym fit does turn the demo's "finished in 1889" true (0.821 true / 0.114 false, with or without the
-user's question; exact: 0.346 / 0.520 with it), but it loses 4 of 250 held-out HaluEval turns and 1 of 100
-AVeriTeC claims. HaluEval's right answers are copied spans, so any wider matching also backs more of its
-made-up answers; the team's held-out rows share that trait, so the loss would repeat there. Not shipped;
-results.txt beside this file has the full output.
+Seen (session 14), odd rows, under the single fit over all three sets that shipped then: HaluEval 0.820
+exact, 0.808 lemma, 0.804 synonym; AVeriTeC 0.390, 0.380, 0.380; atomic 0.914 for all three; cross-validated
+accuracy on the even rows 0.755, 0.747, 0.742. The synonym fit turned the demo's "finished in 1889" true
+(0.821 true / 0.114 false; exact: 0.346 / 0.520 with the user's question) but lost 4 of 250 held-out
+HaluEval turns and 1 of 100 AVeriTeC claims. Under the split that ships now (a fit for grounded turns, one
+for retrieved evidence): HaluEval 0.844 exact, 0.832 lemma, 0.836 synonym; AVeriTeC 0.410 for all three;
+atomic 0.943, 0.957, 0.957; and "finished in 1889" is true with every variant (exact 0.563 / 0.353). HaluEval's
+right answers are copied spans, so wider matching also backs more of its made-up answers; the team's
+held-out rows share that trait, so the loss would repeat there. Exact matching stays; results.txt beside
+this file has the full output.
 """
 
 from __future__ import annotations

@@ -18,6 +18,8 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         (["check", "Paris is in France.", "--model-path", "/nonexistent/model.gguf"], "HALLUWATCH_MODEL_PATH"),
         (["check", "Paris is in France.", "--evidence", "/nonexistent/evidence.jsonl"], "cannot read"),
         (["check", "Paris is in France.", "--date", "yesterday"], "YYYY-MM-DD"),
+        (["check", "Paris is in France.", "--evidence", "e.jsonl", "--grounding", "g.jsonl"], "both give the evidence"),
+        (["check", "Paris is in France.", "--grounding", "/nonexistent/grounding.jsonl"], "cannot read"),
         (["eval", "diahalu", "/nonexistent.jsonl", "--fit-calibration", "x.json"], "rows a verdict can be fitted on"),
         (["dlq", "list"], "--broker"),
         (["dlq", "list", "--broker", "kafka://127.0.0.1:9", "--since", "soon"], "30m, 2h, 1d"),
@@ -38,6 +40,18 @@ def test_one_line_error(args: list[str], fragment: str) -> None:
     assert "Traceback" not in result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and fragment in lines[0], result.stderr
+
+
+@pytest.mark.parametrize(("lines", "fragment"), [
+    (['{"url": "https://example.org"}'], "grounding must be a list of documents, each with text"),
+    (['{"text": "A document."}'] * 9, "at most 8"),
+])
+def test_check_names_bad_grounding_and_the_fix(tmp_path, lines: list[str], fragment: str) -> None:
+    grounding = tmp_path / "grounding.jsonl"
+    grounding.write_text("\n".join(lines) + "\n")
+    result = run("check", "Paris is in France.", "--grounding", str(grounding))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert fragment in result.stderr
 
 
 def test_calibrate_rejects_rows_without_labels_or_with_one_class(tmp_path) -> None:

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -58,6 +60,25 @@ def test_save_load_round_trip(tmp_path) -> None:
     path = tmp_path / "cal.json"
     calibration.save(path)
     assert VerifyCalibration.load(path) == calibration
+
+
+def test_a_grounded_fit_is_saved_with_its_calibration_and_picked_for_grounded_evidence(tmp_path) -> None:
+    rows, labels = synthetic(60)
+    retrieved = fit(rows, labels, steps=50, source="retrieved")
+    both = replace(retrieved, grounded=fit(rows, labels, steps=80, source="grounded"))
+    path = tmp_path / "cal.json"
+    both.save(path)
+    loaded = VerifyCalibration.load(path)
+    assert loaded == both
+    assert loaded.for_evidence(grounded=True).source == "grounded"
+    assert loaded.for_evidence(grounded=False).source == "retrieved"
+    assert retrieved.for_evidence(grounded=True) is retrieved, "without a grounded fit, one fit serves all"
+
+
+def test_the_shipped_calibration_has_a_fit_for_each_kind_of_evidence() -> None:
+    shipped = VerifyCalibration.load(DEFAULT_PATH)
+    assert shipped.grounded is not None and "halueval" in shipped.grounded.source
+    assert "averitec" in shipped.source and "halueval" not in shipped.source
 
 
 def test_one_class_cannot_be_fitted() -> None:

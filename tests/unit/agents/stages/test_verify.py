@@ -1,10 +1,11 @@
 import itertools
+from dataclasses import replace
 
 import pytest
 
-from agents.evidence.passages import assemble_evidence
+from agents.evidence.passages import GROUNDING, assemble_evidence
 from agents.model.backend import TokenScore
-from agents.scoring.calibration import VerifyCalibration
+from agents.scoring.calibration import FEATURE_NAMES, VerifyCalibration
 from agents.scoring.selective import SelectiveModel
 from agents.scoring.signals import claim_signals, value_swap
 from agents.stages.verify import (
@@ -101,6 +102,20 @@ def test_decide_uses_calibration_and_keeps_model_scores() -> None:
     assert first.scores.best() is Label.TRUE
     assert first.cited_passages == ("p1",)
     assert verdict.label is aggregate([v.label for v in verdict.claim_verdicts])
+
+
+def test_a_turn_checked_against_its_own_documents_is_decided_by_the_grounded_fit() -> None:
+    # Two fits that disagree whatever the features: the bias alone decides.
+    zero = ((0.0,) * len(FEATURE_NAMES),) * 3
+    says_true = VerifyCalibration(weights=zero, bias=(5.0, 0.0, 0.0), source="retrieved")
+    calibration = replace(says_true, grounded=VerifyCalibration(weights=zero, bias=(0.0, 5.0, 0.0), source="grounded"))
+    judged = [Judgement(ModelVerdict(Label.TRUE, "[1] says so"), UNIFORM, NEUTRAL)]
+    document = replace(passage("A is in B."), retriever=GROUNDING)
+    retrieved = replace(passage("A is in B."), retriever="kb")
+    labels = {name: decide(assemble_evidence(claimset("A is in B."), passages), judged, calibration).label
+              for name, passages in (("grounded", [document]), ("retrieved", [retrieved]),
+                                     ("both", [document, replace(retrieved, passage_id="p2")]))}
+    assert labels == {"grounded": Label.FALSE, "retrieved": Label.TRUE, "both": Label.TRUE}
 
 
 async def test_verify_asks_once_per_turn_with_dated_evidence(scripted) -> None:
