@@ -259,7 +259,8 @@ def grounded_prediction(label: Label) -> DialogueLabel:
 
 async def evaluate_halueval(cases: Sequence[GroundedCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
     """HaluEval turns: each answer after its question (or dialogue history), with the knowledge as evidence."""
-    run = EvalRun(dataset="halueval", labels=tuple(DialogueLabel), calibration=pipeline.calibration.for_evidence(True).source)
+    run = EvalRun(dataset="halueval", labels=tuple(DialogueLabel),
+                  calibration=pipeline.calibration.for_evidence(grounded=True).source)
 
     async def labels(result: CaseResult, case: GroundedCase) -> tuple[str, str]:
         predicted, alone = await _check_turn(pipeline, run, result, case.turn, case.context, case.passages)
