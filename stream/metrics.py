@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 
+from agents.evidence.passages import EvidenceKind
 from schemas import Alert, ClaimSet, Correction, Evidence, StageTiming, Turn, TurnVerdict
 
 NAMESPACE = "halluwatch"
@@ -96,7 +97,8 @@ class PipelineMetrics:
             ["label", "bot"], namespace=ns, registry=r,
         )
         self.claim_verdicts = Counter(
-            "claim_verdicts_total", "Claim verdicts by label", ["label"], namespace=ns, registry=r,
+            "claim_verdicts_total", "Claim verdicts by label and what they were judged against (grounded:"
+            " the turn's own documents, retrieved, closed_book)", ["label", "evidence"], namespace=ns, registry=r,
         )
         self.abstentions = Counter(
             "abstentions_total", "Claim verdicts where the verifier abstained (insufficient context, low confidence)",
@@ -230,8 +232,9 @@ class PipelineMetrics:
     def _verdict(self, verdict: TurnVerdict, now: float) -> None:
         claimset = verdict.evidence.claimset
         self.turn_verdicts.labels(verdict.label.value, self._bot(claimset.bot)).inc()
+        evidence = EvidenceKind.of(verdict.evidence.passages)
         for v in verdict.claim_verdicts:
-            self.claim_verdicts.labels(v.label.value).inc()
+            self.claim_verdicts.labels(v.label.value, evidence.value).inc()
             if v.abstained:
                 self.abstentions.inc()
             if v.sufficiency is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,20 @@ def is_grounded(passages: Sequence[Passage]) -> bool:
     """Whether the evidence is the documents the turn came with (and nothing retrieved): such a turn is
     judged for staying with its source, by the calibration's grounded fit."""
     return bool(passages) and all(p.retriever == GROUNDING for p in passages)
+
+
+class EvidenceKind(StrEnum):
+    """What a verdict was judged against, for counting verdicts apart (a metrics label)."""
+
+    GROUNDED = "grounded"  # the documents the turn came with
+    RETRIEVED = "retrieved"  # passages from the knowledge base or the web
+    CLOSED_BOOK = "closed_book"  # nothing: the model's own knowledge
+
+    @classmethod
+    def of(cls, passages: Sequence[Passage]) -> EvidenceKind:
+        if not passages:
+            return cls.CLOSED_BOOK
+        return cls.GROUNDED if is_grounded(passages) else cls.RETRIEVED
 
 
 def day_of(timestamp: float) -> str:

@@ -5,6 +5,7 @@ from dataclasses import replace
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
+from agents.evidence.passages import GROUNDING
 from schemas import Role, StageTiming, Turn
 from stream.metrics import OTHER, PipelineMetrics
 from stream.stages import make_alert
@@ -29,6 +30,19 @@ def verdict_at(timestamp: float, bot: str = "bot"):
     return replace(v, evidence=replace(v.evidence, claimset=claimset), timings=(VERIFY,))
 
 
+def test_claim_verdicts_are_counted_by_what_they_were_judged_against(metrics) -> None:
+    """A RAG bot's grounded turns, retrieved evidence and closed-book verdicts are told apart on the dashboard."""
+    v = verdict_at(100.0)
+    grounded = replace(v, evidence=replace(v.evidence, passages=tuple(
+        replace(p, retriever=GROUNDING) for p in v.evidence.passages)))
+    closed_book = replace(v, evidence=replace(v.evidence, passages=()))
+    for verdict in (grounded, closed_book):
+        metrics.message_done("verify", verdict.evidence, [("verdicts", verdict)], 2.0, now=107.0)
+    assert value(metrics, "halluwatch_claim_verdicts_total", label="false", evidence="grounded") == 1
+    assert value(metrics, "halluwatch_claim_verdicts_total", label="false", evidence="closed_book") == 1
+    assert value(metrics, "halluwatch_claim_verdicts_total", label="false", evidence="retrieved") == 0
+
+
 def test_turns_are_counted_by_role_and_stage_time_observed(metrics) -> None:
     turn = Turn(conversation_id="c", turn_id="1", role=Role.USER, text="Hi")
     metrics.message_done("segment", turn, [], 0.25, now=0)
@@ -43,8 +57,8 @@ def test_verdict_counts_labels_model_time_tokens_and_end_to_end_latency(metrics)
     verdict = verdict_at(100.0)
     metrics.message_done("verify", verdict.evidence, [("verdicts", verdict)], 2.0, now=107.0)
     assert value(metrics, "halluwatch_turn_verdicts_total", label="false", bot="bot") == 1
-    assert value(metrics, "halluwatch_claim_verdicts_total", label="false") == 1
-    assert value(metrics, "halluwatch_claim_verdicts_total", label="true") == 1
+    assert value(metrics, "halluwatch_claim_verdicts_total", label="false", evidence="retrieved") == 1
+    assert value(metrics, "halluwatch_claim_verdicts_total", label="true", evidence="retrieved") == 1
     assert value(metrics, "halluwatch_model_seconds_total", stage="verify", phase="prompt") == pytest.approx(0.5)
     assert value(metrics, "halluwatch_model_seconds_total", stage="verify", phase="generate") == pytest.approx(1.0)
     assert value(metrics, "halluwatch_model_tokens_total", stage="verify", phase="prompt") == 200
