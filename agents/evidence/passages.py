@@ -108,14 +108,17 @@ def today() -> str:
 
 
 GROUNDING = "grounding"  # the retriever name of the documents a turn came with
+UNTITLED_GROUNDING = "document the bot answered from"
 
 
 def grounding_passages(documents: Iterable[GroundingDocument], received_on: str) -> tuple[Passage, ...]:
     """The documents a turn came with, as passages: dated as their sources gave them, "retrieved" when the
-    bot received them (``received_on``)."""
+    bot received them (``received_on``). One without a title is called what it is, so an alert's source
+    list names it for a person instead of showing a passage id."""
     return tuple(
-        Passage(passage_id=ids.passage_id(d.url, d.text), text=d.text, url=d.url, title=d.title,
-                published_at=d.published_at, retrieved_at=received_on, retriever=GROUNDING)
+        Passage(passage_id=ids.passage_id(d.url, d.text), text=d.text, url=d.url,
+                title=d.title or UNTITLED_GROUNDING, published_at=d.published_at, retrieved_at=received_on,
+                retriever=GROUNDING)
         for d in documents
     )
 

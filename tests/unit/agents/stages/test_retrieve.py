@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from agents.evidence.passages import GROUNDING
+from agents.evidence.passages import GROUNDING, UNTITLED_GROUNDING
 from agents.evidence.retriever import RetrievalRequest, RetrievalResult
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
@@ -38,6 +40,8 @@ def test_the_claim_set_carries_the_documents_as_dated_passages() -> None:
     assert (passage.text, passage.url, passage.title, passage.published_at) == (
         DOCUMENT.text, DOCUMENT.url, DOCUMENT.title, DOCUMENT.published_at)
     assert passage.retriever == GROUNDING and passage.retrieved_at == "2023-11-14"  # the day the turn was made
+    untitled = replace(TURN, grounding=(GroundingDocument(text="Hartland Swamp is in Niagara County."),))
+    assert claimset_for(untitled, (), [TURN.text]).grounding[0].title == UNTITLED_GROUNDING
 
 
 @pytest.mark.parametrize("sources", [False, True], ids=["plain", "with the sources stage"])
