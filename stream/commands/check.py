@@ -9,7 +9,7 @@ from agents.errors import InputError
 from agents.evidence.passages import grounding_documents, parse_date, read_passages
 from agents.inputs import read_context, read_jsonl
 from agents.stages.pipeline import CheckResult
-from schemas import Role, Turn, to_dict
+from schemas import GroundingDocument, Role, SchemaViolation, Turn, from_dict, to_dict
 from schemas.records import MAX_GROUNDING
 from stream.build import build_pipeline
 from stream.commands.common import dump_json, readable_text
@@ -31,6 +31,12 @@ async def run_check(args: argparse.Namespace, settings: Settings) -> int:
         if len(grounding) > MAX_GROUNDING:
             raise InputError(f"{args.grounding} holds {len(grounding)} documents; a turn carries at most"
                              f" {MAX_GROUNDING}: keep the ones the bot answered from")
+        for n, document in enumerate(grounding, start=1):
+            try:  # the bounds a worker holds a published turn's documents to (the text's length)
+                from_dict(GroundingDocument, to_dict(document))
+            except SchemaViolation as exc:
+                raise InputError(f"{args.grounding}: document {n}: {exc}; shorten it to the part the bot"
+                                 " answered from") from None
     context = read_context(args.context) if args.context else []
     pipeline = build_pipeline(settings)
     async with pipeline.model:

@@ -45,6 +45,7 @@ def test_one_line_error(args: list[str], fragment: str) -> None:
 @pytest.mark.parametrize(("lines", "fragment"), [
     (['{"url": "https://example.org"}'], "grounding must be a list of documents, each with text"),
     (['{"text": "A document."}'] * 9, "at most 8"),
+    (['{"text": "%s"}' % ("A" * 4_001)], "document 1: GroundingDocument invalid at text"),
 ])
 def test_check_names_bad_grounding_and_the_fix(tmp_path, lines: list[str], fragment: str) -> None:
     grounding = tmp_path / "grounding.jsonl"
