@@ -33,9 +33,9 @@ from schemas import ContextLine, Role
 PRONOUN_START = re.compile(r"^(he|she|it|they|this|that|these|those|his|her|its|their|him|them)\b", re.IGNORECASE)
 _POSSESSIVE = frozenset({"his", "her", "its", "their"})
 _THING_PRONOUNS = frozenset({"it", "its", "they", "their", "them"})
-_DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
-# With the two sets above and _DEMONSTRATIVES, every pronoun PRONOUN_START finds.
 PERSON_PRONOUNS = frozenset({"he", "she", "his", "her", "him"})
+# The two sets above and the demonstratives ("this", "that", "these", "those"; never resolved) cover every
+# pronoun PRONOUN_START finds.
 # A verb contracted onto the pronoun ("it's", "they're"); "'s" before "been" or "got" is "has".
 _CONTRACTION = re.compile(r"^['’](s|re|ll|ve|d)\b(?=(\s+(?:been|got)\b)?)", re.IGNORECASE)
 _CONTRACTED = {"s": "is", "re": "are", "ll": "will", "ve": "have", "d": "would"}

@@ -5,13 +5,17 @@ The shipped verifier is a classifier (multinomial logistic regression,
 the evidence signals of each claim. Its training rows come from HaluEval QA,
 AVeriTeC and the atomic claims built from AVeriTeC's answers
 (:mod:`agents.evaluation.atomic_claims`: a sentence and its evidence, one
-value swapped, another row's sentence); only even rows are fitted on.
+value swapped, another row's sentence); only even rows are fitted on. HaluEval,
+whose turns are checked against their own knowledge passage, makes the grounded
+fit; AVeriTeC and the atomic claims the fit for retrieved evidence (see
+``VerifyCalibration.for_evidence``).
 
 The model's judgements of each file are read from ``--judgements DIR``
 (``<kind>-judgements.json``, as ``eval --save-judgements`` writes them) when
 there, else made by running the model over the file (kept with
 ``--save-judgements DIR``). With the judgements in ``docs/results`` this
-reproduces ``agents/scoring/verify_calibration.json`` exactly.
+reproduces ``agents/scoring/verify_calibration.json`` (up to the last bits of a
+float, where numpy's summation order differs between CPUs).
 """
 
 from __future__ import annotations
