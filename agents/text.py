@@ -100,9 +100,13 @@ def mentions(text: str, word: str) -> bool:
 def same_number(a: str, b: str) -> bool:
     """Equal, or the same quantity rounded (8,849 and 8,848.86; 45 million and 45.1 million).
 
-    Whole numbers that look like years must match exactly: 1889 and 1899 are different claims.
+    Whole numbers that look like years must match exactly: 1889 and 1899 are different claims. A dotted
+    string that is no single quantity (a version "0.9.0", a date "20.07.1969") matches only itself.
     """
-    x, y = float(a), float(b)
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return a == b
     if x == y:
         return True
     if all(v.is_integer() and 1000 <= v <= 2100 for v in (x, y)):

@@ -51,3 +51,14 @@ def test_only_the_passage_about_the_claim_backs_it() -> None:
     wall = passage("The Berlin Wall fell in November 1989.", pid="p2")
     support = answer_support("The Eiffel Tower is in Berlin.", [tower, wall], asked)
     assert support.word_support == 0.0 and support.names_missing == 1.0 and support.missing == ("berlin",)
+
+
+def test_version_numbers_in_the_evidence_are_compared_as_written() -> None:
+    # "0.9.0" is no single quantity: reading it as one raised ValueError and lost the turn's verdict.
+    release = passage("Python's first public release, version 0.9.0, appeared in February 1991.")
+    right = answer_support("The first release was version 0.9.0, in 1991.", [release])
+    wrong = answer_support("The first release was version 0.9.1, in 1991.", [release])
+    assert right.numbers_missing == 0.0
+    assert wrong.missing == ("0.9.1",)  # of its two numbers, 1991 is in the evidence
+    notes = claim_signals("Version 1.0.0 came out in 1991.", [release]).notes
+    assert "number(s) 1.0.0 not in the evidence" in notes
