@@ -50,13 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluate = sub.add_parser("eval", help="evaluate on a benchmark file")
     evaluate.add_argument(
-        "dataset", choices=("averitec", "diahalu", "atomic", "halueval", "segmentation", "source-hints"),
+        "dataset", choices=("averitec", "diahalu", "atomic", "halueval", "paraphrase", "segmentation", "source-hints"),
         help="atomic: labelled single-fact claims made from an AVeriTeC file's answers"
         " (see agents/evaluation/atomic_claims.py); halueval: HaluEval QA or dialogue rows, two turns each;"
+        " paraphrase: rows of HaluEval QA's shape whose answers reword the knowledge (default: the bundled"
+        " hand-written set);"
         " segmentation: how well claims stand alone over a DiaHalu or HaluEval file's assistant turns;"
         " source-hints: whether the sources stage helps knowledge-base search, on an AVeriTeC file",
     )
-    evaluate.add_argument("file", type=Path)
+    evaluate.add_argument("file", type=Path, nargs="?", help="the benchmark file (paraphrase: optional)")
     evaluate.add_argument("--limit", type=int, help="only the first N rows")
     evaluate.add_argument("--out", type=Path, help="write the full report as JSON")
     evaluate.add_argument(

@@ -257,9 +257,12 @@ def grounded_prediction(label: Label) -> DialogueLabel:
     return DialogueLabel.of(label is not Label.TRUE)
 
 
-async def evaluate_halueval(cases: Sequence[GroundedCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
-    """HaluEval turns: each answer after its question (or dialogue history), with the knowledge as evidence."""
-    run = EvalRun(dataset="halueval", labels=tuple(DialogueLabel),
+async def evaluate_halueval(
+    cases: Sequence[GroundedCase], pipeline: Pipeline, show_progress: bool = True, dataset: str = "halueval"
+) -> EvalRun:
+    """HaluEval turns: each answer after its question (or dialogue history), with the knowledge as evidence.
+    ``dataset`` names rows of the same shape from elsewhere (one of :data:`GROUNDED_QA`)."""
+    run = EvalRun(dataset=dataset, labels=tuple(DialogueLabel),
                   calibration=pipeline.calibration.for_evidence(grounded=True).source)
 
     async def labels(result: CaseResult, case: GroundedCase) -> tuple[str, str]:
@@ -306,7 +309,7 @@ def fitting_rows(dataset: str, case: CaseResult) -> list[tuple[tuple[float, ...]
     The other datasets label a claim, which is judged as given: the unsegmented text.
     """
     label = claim_label(dataset, case.gold)
-    if dataset != "halueval":
+    if dataset not in GROUNDED_QA:
         return [(row, label) for row in whole_features(case)]
     rows = []
     for t in case.judged:
@@ -347,7 +350,7 @@ def case_prediction(dataset: str, labels: Sequence[Label]) -> str:
     """A case's predicted label from the verdicts of its turns, in the dataset's own vocabulary."""
     if dataset == "diahalu":
         return DialogueLabel.of(Label.FALSE in labels)
-    if dataset == "halueval":
+    if dataset in GROUNDED_QA:
         return grounded_prediction(labels[0])
     return labels[0].value
 
@@ -374,7 +377,12 @@ def redecide(run: EvalRun, calibration: VerifyCalibration) -> None:
 # Datasets the verifier calibration is fitted on: AVeriTeC and the atomic claims are labelled per claim;
 # HaluEval per turn, but its turns are short answers (about one claim each), so the whole turn stands for
 # its claim: factual -> true, hallucination -> false.
-FITTABLE = ("averitec", "atomic", "halueval")
+# Rows in HaluEval QA's shape (knowledge, question, a right and a made-up answer), checked against the
+# knowledge: HaluEval QA itself, and the bundled hand-written set whose answers reword the knowledge
+# (PARAPHRASE_FILE), where HaluEval's right answers are spans copied from it.
+GROUNDED_QA = ("halueval", "paraphrase")
+PARAPHRASE_FILE = Path(__file__).parent / "examples" / "grounded_paraphrase.jsonl"
+FITTABLE = ("averitec", "atomic", *GROUNDED_QA)
 # Datasets whose rows are split even (fit) / odd (held-out), so a held-out figure is reported.
 SPLIT_ROWS = FITTABLE
 # Figures published on HaluEval's dialogue set (accuracy), as reference points: not measured here.
@@ -383,7 +391,7 @@ HALUEVAL_REFERENCES = (("ChatGPT (HaluEval paper)", 0.738), ("CAAFC, Gemma 3 27B
 
 def claim_label(dataset: str, gold: str) -> Label:
     """A case's gold label as a verdict label, for fitting the verifier calibration."""
-    if dataset == "halueval":
+    if dataset in GROUNDED_QA:
         return Label.FALSE if gold == DialogueLabel.HALLUCINATION else Label.TRUE
     return Label(gold)
 
@@ -419,9 +427,11 @@ def _fit_part(runs: Sequence[EvalRun], grounded: bool, origin: str) -> VerifyCal
                 for row, label in fitting_rows(run.dataset, case):
                     rows.append(row)
                     labels.append(label)
-    described = " and ".join(f"{r.dataset} ({len(r.cases)} rows)" for r in runs)
+    described = " and ".join(
+        f"{r.dataset} ({len(r.cases)} rows of {PARAPHRASE_FILE.name if r.dataset == 'paraphrase' else origin})"
+        for r in runs)
     kind = "turns checked against their own documents" if grounded else "claims checked against retrieved evidence"
-    source = f"{kind}: fitted on the even rows of {described} from {origin}"
+    source = f"{kind}: fitted on the even rows of {described}"
     return with_swap_rate(cross_validated_fit(rows, labels, source=source), rows, labels)
 
 

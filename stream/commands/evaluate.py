@@ -12,6 +12,8 @@ from agents.evaluation.atomic_claims import read_atomic
 from agents.evaluation.datasets import read_averitec, read_diahalu, read_halueval
 from agents.evaluation.harness import (
     FITTABLE,
+    GROUNDED_QA,
+    PARAPHRASE_FILE,
     EvalRun,
     build_report,
     evaluate_atomic,
@@ -54,8 +56,8 @@ async def judge_file(dataset: str, file: Path, pipeline: Pipeline, progress: boo
             return await evaluate_averitec(cases(read_averitec), pipeline, progress)
         if dataset == "atomic":
             return await evaluate_atomic(cases(read_atomic), pipeline, progress)
-        if dataset == "halueval":
-            return await evaluate_halueval(cases(read_halueval), pipeline, progress)
+        if dataset in GROUNDED_QA:
+            return await evaluate_halueval(cases(read_halueval), pipeline, progress, dataset)
         return await evaluate_diahalu(cases(read_diahalu), pipeline, progress)
 
 
@@ -103,6 +105,11 @@ async def run_source_hints_eval(args: argparse.Namespace, settings: Settings) ->
 
 
 async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
+    if args.file is None:
+        if args.dataset != "paraphrase":
+            raise InputError(f"eval {args.dataset} needs a file: halluwatch eval {args.dataset} FILE"
+                             " (the public sets are under ../shared/data)")
+        args.file = PARAPHRASE_FILE
     if args.dataset == "segmentation":
         return await run_segmentation_eval(args, settings)
     if args.answers or args.save_answers:

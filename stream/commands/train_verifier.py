@@ -3,11 +3,13 @@
 The shipped verifier is a classifier (multinomial logistic regression,
 :mod:`agents.scoring.calibration`) over the model's label probabilities and
 the evidence signals of each claim. Its training rows come from HaluEval QA,
-AVeriTeC and the atomic claims built from AVeriTeC's answers
-(:mod:`agents.evaluation.atomic_claims`: a sentence and its evidence, one
-value swapped, another row's sentence); only even rows are fitted on. HaluEval,
-whose turns are checked against their own knowledge passage, makes the grounded
-fit; AVeriTeC and the atomic claims the fit for retrieved evidence (see
+the bundled paraphrase set (hand-written rows of HaluEval's shape whose right
+answers reword the knowledge instead of copying it), AVeriTeC and the atomic
+claims built from AVeriTeC's answers (:mod:`agents.evaluation.atomic_claims`: a
+sentence and its evidence, one value swapped, another row's sentence); only even
+rows are fitted on. HaluEval and the paraphrase set, whose turns are checked
+against their own knowledge passage, make the grounded fit; AVeriTeC and the
+atomic claims the fit for retrieved evidence (see
 ``VerifyCalibration.for_evidence``).
 
 The model's judgements of each file are read from ``--judgements DIR``
@@ -24,15 +26,24 @@ import argparse
 from pathlib import Path
 
 from agents.errors import InputError
-from agents.evaluation.harness import EvalRun, build_report, fit_calibration, load_judgements, redecide, save_judgements
+from agents.evaluation.harness import (
+    PARAPHRASE_FILE,
+    EvalRun,
+    build_report,
+    fit_calibration,
+    load_judgements,
+    redecide,
+    save_judgements,
+)
 from agents.scoring.calibration import VerifyCalibration
 from stream.build import build_pipeline
 from stream.commands.evaluate import judge_file
 from stream.settings import Settings
 
-# (kind, the public file under the data directory it is built from)
+# (kind, the file it is built from: under the data directory, or bundled with halluwatch)
 TRAINING_SETS = (
     ("halueval", Path("halueval-qa/dev-public.jsonl")),
+    ("paraphrase", PARAPHRASE_FILE),  # absolute: `args.data / PARAPHRASE_FILE` is PARAPHRASE_FILE
     ("averitec", Path("averitec/dev-public.jsonl")),
     ("atomic", Path("averitec/dev-public.jsonl")),
 )

@@ -7,7 +7,7 @@ import pytest
 
 from agents.errors import InputError
 from agents.evaluation.datasets import parse_dialogue_history, read_halueval
-from agents.evaluation.harness import build_report, evaluate_halueval, format_report
+from agents.evaluation.harness import PARAPHRASE_FILE, build_report, evaluate_halueval, fitting_rows, format_report
 from agents.model.backend import Prompt
 from agents.parsing import shared_parser
 from agents.scoring.calibration import VerifyCalibration
@@ -82,3 +82,26 @@ def test_the_public_halueval_file_reads() -> None:
     cases = read_halueval(SHARED_DATA / "halueval-qa" / "dev-public.jsonl")
     assert len(cases) == 500 and sum(c.hallucination for c in cases) == 250
     assert {c.row for c in cases} == set(range(250))
+
+
+def test_the_bundled_paraphrase_rows_reword_their_knowledge() -> None:
+    # The set exists because HaluEval's right answers are spans copied from the knowledge, so a verifier fitted
+    # on HaluEval alone learns "copied words = true" and flags a right answer that says it in other words.
+    cases = read_halueval(PARAPHRASE_FILE)
+    assert len(cases) == 120 and sum(c.hallucination for c in cases) == 60
+    right = [c for c in cases if not c.hallucination]
+    assert not any(c.turn.text.rstrip(".") in c.passages[0].text for c in right)
+
+
+async def test_paraphrase_rows_are_judged_and_fitted_as_grounded_turns(scripted, tmp_path: Path) -> None:
+    runner, _ = scripted(
+        {"segment": '{"claims":["Arthur\'s Magazine was started first."]}',
+         "sufficiency": '{"checks":[{"label":"sufficient","why":"dates"}]}',
+         "verify": '{"verdicts":[{"label":"true","why":"x"}]}',
+         "justify": '{"errors":[],"corrected_text":"x"}'},
+    )
+    pipeline = Pipeline(runner, Prompts.load(), VerifyCalibration.identity(), shared_parser(), max_rounds=1)
+    run = await evaluate_halueval(read_halueval(write(tmp_path, QA)), pipeline, False, dataset="paraphrase")
+    assert run.dataset == "paraphrase" and [c.gold for c in run.cases] == ["factual", "hallucination"]
+    # Fitted like HaluEval: on the segmented claims, a factual turn's claims true, a one-claim made-up turn false.
+    assert [label.value for case in run.cases for _, label in fitting_rows("paraphrase", case)] == ["true", "false"]
