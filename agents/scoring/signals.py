@@ -31,6 +31,8 @@ from agents.text import (
 )
 from schemas import ContextLine, EvidenceFit, Label, LabelScores, Passage, Role
 
+_POSSESSIVE_END = re.compile(r"['\u2019]s$")
+
 _NEGATION = re.compile(r"\b(not|no|never|none|nobody|neither|nor|n't|cannot|false|denied|deny|denies)\b", re.I)
 
 
@@ -188,9 +190,10 @@ def claim_signals(claim: str, passages: Sequence[Passage], context: Sequence[Con
     elif number_match:
         notes.append(f"number(s) {', '.join(sorted(claim_numbers))} found in the evidence")
 
-    claim_names = names(claim)
+    # "Egypt's" names Egypt: the possessive ending is no part of the name the evidence must hold.
+    claim_names = {_POSSESSIVE_END.sub("", n) for n in names(claim)}
     missing_names = {n for n in claim_names if n not in all_words}
-    best_names = names(passages[best].text) if best is not None else set()
+    best_names = {_POSSESSIVE_END.sub("", n) for n in names(passages[best].text)} if best is not None else set()
     name_conflict = float(bool(missing_names) and bool(best_names - claim_names) and best_overlap >= 0.3)
     if name_conflict:
         notes.append(f"name(s) {', '.join(sorted(missing_names))} not in the evidence, which names others")

@@ -62,3 +62,11 @@ def test_version_numbers_in_the_evidence_are_compared_as_written() -> None:
     assert wrong.missing == ("0.9.1",)  # of its two numbers, 1991 is in the evidence
     notes = claim_signals("Version 1.0.0 came out in 1991.", [release]).notes
     assert "number(s) 1.0.0 not in the evidence" in notes
+
+
+def test_a_possessive_name_is_the_name_itself() -> None:
+    # "Egypt's coast" names Egypt, which the passage holds: no name conflict.
+    nile = passage("The Nile flows north and empties into the Mediterranean Sea in Egypt, after Khartoum in Sudan.")
+    notes = claim_signals("The Nile reaches the Mediterranean on Egypt's coast.", [nile]).notes
+    assert not any(note.startswith("name(s)") for note in notes)
+    assert any(n.startswith("name(s) libya") for n in claim_signals("The Nile reaches the sea on Libya's coast.", [nile]).notes)
