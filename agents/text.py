@@ -20,7 +20,8 @@ STOPWORDS = frozenset(
     this that these those there their they them he she his her we our you your i me my mine not no yes do does
     did has have had will would can could should may might must shall than so such very also just about into
     over under after before during while which who whom whose what when where why how all any some each more
-    most other only own same too up down out off again further once here both few nor per via""".split()
+    most other only own same too up down out off again further once here both few nor per via
+    around approximately roughly nearly almost less least""".split()
 )
 
 

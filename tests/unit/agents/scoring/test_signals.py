@@ -70,3 +70,11 @@ def test_a_possessive_name_is_the_name_itself() -> None:
     notes = claim_signals("The Nile reaches the Mediterranean on Egypt's coast.", [nile]).notes
     assert not any(note.startswith("name(s)") for note in notes)
     assert any(n.startswith("name(s) libya") for n in claim_signals("The Nile reaches the sea on Libya's coast.", [nile]).notes)
+
+
+def test_a_hedge_on_a_number_is_neither_a_name_nor_a_word_to_support() -> None:
+    # "Around 38 km" says the passage's "38 kilometres" with a hedge: nothing in it is missing from the passage.
+    tunnel = passage("The tunnel is about 50 kilometres long, of which 38 kilometres run under the sea.")
+    support = answer_support("Around 38 km of it runs under the sea.", [tunnel])
+    assert support.missing == () and support.names_missing == 0.0  # "Around" was taken for a name
+    assert answer_support("Roughly 38 kilometres run under the sea.", [tunnel]).word_support == 1.0
