@@ -136,12 +136,20 @@ def title_cased(text: str) -> bool:
     return False
 
 
+_POSSESSIVE_END = re.compile(r"['\u2019]s$")
+
+
+def without_possessive(word: str) -> str:
+    """A word without its possessive ending ("egypt's" -> "egypt"): the name the evidence must hold."""
+    return _POSSESSIVE_END.sub("", word)
+
+
 def value_names(text: str) -> set[str]:
     """Names (see :func:`names`) that can be swapped for another: possessive endings removed, apostrophes
     made plain, dates left out; none for headline-style text (see :func:`title_cased`)."""
     if title_cased(text):
         return set()
-    return {re.sub(r"'s$", "", normalized(n)) for n in names(text)} - DATE_WORDS
+    return {without_possessive(normalized(n)) for n in names(text)} - DATE_WORDS
 
 
 def same_name(a: str, b: str) -> bool:
@@ -151,7 +159,7 @@ def same_name(a: str, b: str) -> bool:
 
 def names_in(text: str, name: str) -> bool:
     """Whether ``text`` has ``name`` (U.S., Trump's) or a spelling of it as one of its words."""
-    return mentions(text, name) or any(same_name(name, re.sub(r"'s$", "", w)) for w in words(normalized(text)))
+    return mentions(text, name) or any(same_name(name, without_possessive(w)) for w in words(normalized(text)))
 
 
 def years(text: str) -> set[str]:

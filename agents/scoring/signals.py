@@ -27,11 +27,10 @@ from agents.text import (
     same_number,
     sentences,
     value_names,
+    without_possessive,
     years,
 )
 from schemas import ContextLine, EvidenceFit, Label, LabelScores, Passage, Role
-
-_POSSESSIVE_END = re.compile(r"['\u2019]s$")
 
 _NEGATION = re.compile(r"\b(not|no|never|none|nobody|neither|nor|n't|cannot|false|denied|deny|denies)\b", re.I)
 
@@ -137,7 +136,7 @@ def reply_names(text: str) -> set[str]:
     found = value_names(text)
     for sentence in sentences(text):
         first = sentence.split()[0].strip(".,;:!?\"'()[]")
-        word = re.sub(r"'s$", "", normalized(first))
+        word = without_possessive(normalized(first))
         if first[:1].isupper() and len(word) > 1 and word not in STOPWORDS and word not in DATE_WORDS:
             found.add(word)
     return found
@@ -191,9 +190,9 @@ def claim_signals(claim: str, passages: Sequence[Passage], context: Sequence[Con
         notes.append(f"number(s) {', '.join(sorted(claim_numbers))} found in the evidence")
 
     # "Egypt's" names Egypt: the possessive ending is no part of the name the evidence must hold.
-    claim_names = {_POSSESSIVE_END.sub("", n) for n in names(claim)}
+    claim_names = {without_possessive(n) for n in names(claim)}
     missing_names = {n for n in claim_names if n not in all_words}
-    best_names = {_POSSESSIVE_END.sub("", n) for n in names(passages[best].text)} if best is not None else set()
+    best_names = {without_possessive(n) for n in names(passages[best].text)} if best is not None else set()
     name_conflict = float(bool(missing_names) and bool(best_names - claim_names) and best_overlap >= 0.3)
     if name_conflict:
         notes.append(f"name(s) {', '.join(sorted(missing_names))} not in the evidence, which names others")
