@@ -14,6 +14,12 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)*")
 # two or more letters, so initials and abbreviations ("Mark L. Lester", "U.S. Army") never cut a question.
 _STATEMENT_END = re.compile(r"(?<=[a-z0-9]{2}[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# The word a full stop ends, when the stop may be an abbreviation's rather than the sentence's.
+_LAST_WORD = re.compile(r"(?:^|[\s(\[\"'])([A-Za-z]+)\.[\"')\]]*$")
+# Titles stand before a name and so never end a sentence; an initial is one capital letter.
+_TITLES = frozenset("mr mrs ms dr prof sen rep gov gen col lt capt sgt rev st mt ft hon pres".split())
+# Abbreviations that end a sentence only when no number follows ("in Sept." | "Sept. 11", "No. 1").
+_BEFORE_A_NUMBER = frozenset("no nos jan feb mar apr jun jul aug sep sept oct nov dec vol pp fig".split())
 
 STOPWORDS = frozenset(
     """a an the and or but if then of to in on at by for with from as is are was were be been being it its
@@ -36,9 +42,31 @@ def without_control_characters(text: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    """Split text into sentences on end punctuation followed by a capital or digit."""
-    parts = [p.strip() for p in _SENTENCE_END.split(text.strip())]
+    """Split text into sentences on end punctuation followed by a capital or digit, except after an initial
+    or an abbreviation that always has more to come ("I. M. Pei", "Sen. Wyden", "Sept. 11", "No. 1")."""
+    text = text.strip()
+    parts: list[str] = []
+    start = 0
+    for end in _SENTENCE_END.finditer(text):
+        # Only the stop's last word matters; a bounded tail keeps long pages linear (longer words are no
+        # abbreviation, however they are cut).
+        if _continues(text[max(start, end.start() - 24) : end.start()], text[end.end()]):
+            continue
+        parts.append(text[start : end.start()].strip())
+        start = end.end()
+    parts.append(text[start:].strip())
     return [p for p in parts if p]
+
+
+def _continues(before: str, next_char: str) -> bool:
+    """Whether the full stop that ends ``before`` is an abbreviation's, so the sentence goes on."""
+    last = _LAST_WORD.search(before)
+    if last is None:
+        return False
+    word = last.group(1)
+    if len(word) == 1 and word.isupper():
+        return True  # an initial: "I. M. Pei", "George W. Bush"
+    return word.lower() in _TITLES or (word.lower() in _BEFORE_A_NUMBER and next_char.isdigit())
 
 
 def clauses(text: str) -> list[str]:

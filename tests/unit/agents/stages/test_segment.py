@@ -200,7 +200,7 @@ def test_a_fragment_the_sentence_splitter_cut_off_stays_with_its_claim() -> None
     from agents.stages.segment import checkable_part
 
     skipped: list = []
-    claim = "The song spent eight weeks at No. 1."  # split as "... at No." | "1."
+    claim = "No. The song never charted."  # split as "No." | "The song ..."
     assert checkable_part(claim, skipped) == claim and skipped == []
 
 
