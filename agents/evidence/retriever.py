@@ -79,6 +79,18 @@ def nothing_matched(name: str) -> str:
 
 
 @dataclasses.dataclass
+class GivenPassages:
+    """The passages a caller already has (``halluwatch check --evidence``, a benchmark's evidence): all of
+    them, as given, whatever the claims; nothing is searched."""
+
+    passages: Sequence[Passage]
+    name: str = "given passages"
+
+    async def retrieve(self, request: RetrievalRequest) -> RetrievalResult:
+        return RetrievalResult(self.name, tuple(self.passages), "", 0.0)
+
+
+@dataclasses.dataclass
 class PassageIndex:
     """An in-memory retriever over a fixed set of passages."""
 

@@ -9,16 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agents.evidence.passages import assemble_evidence
+from agents.evidence.retriever import GivenPassages
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.parsing import SentenceParser
 from agents.scoring.calibration import VerifyCalibration
 from agents.scoring.selective import SelectiveModel
 from agents.stages.justify import justify
-from agents.stages.retrieve import grounded_evidence
+from agents.stages.retrieve import retrieve
 from agents.stages.segment import segment
-from agents.stages.sources import find_sources
 from agents.stages.verify import VerifyPrompts, verify
 from schemas import ClaimSet, ContextLine, Correction, Passage, Turn, TurnVerdict
 
@@ -76,12 +75,7 @@ class Pipeline:
         """``passages``: the evidence, as the retriever would have found it; a turn with its own documents
         (``Turn.grounding``) is checked against those instead."""
         claimset = await segment(turn, context, self.model, self.prompts.segment, self.parser)
-        if claimset.grounding:
-            evidence = grounded_evidence(claimset)
-        else:
-            if self.sources_prompt is not None:
-                claimset = await find_sources(claimset, self.model, self.sources_prompt)
-            evidence = assemble_evidence(claimset, passages)
+        evidence = await retrieve(claimset, GivenPassages(passages), self.model, self.sources_prompt)
         verdict = await verify(evidence, self.model, self.prompts.verify, self.calibration, self.selective)
         correction = await justify(verdict, self.model, self.prompts.justify, self.max_rounds)
         return CheckResult(claimset=claimset, verdict=verdict, correction=correction)

@@ -8,7 +8,7 @@ from agents.errors import RetrievalError
 from agents.evidence.cache import RetrievalCache
 from agents.evidence.composite import CompositeRetriever, merge, select
 from agents.evidence.passages import assemble_evidence, recency_note
-from agents.evidence.retriever import PassageIndex, RetrievalRequest, RetrievalResult
+from agents.evidence.retriever import GivenPassages, PassageIndex, RetrievalRequest, RetrievalResult
 from agents.model.prompting import PromptTemplate
 from agents.stages.retrieve import retrieve
 from schemas import Claim, ClaimSet, Passage, ids
@@ -207,3 +207,18 @@ def test_the_sources_stage_runs_only_with_the_web_retriever_unless_asked() -> No
     assert build_pipeline(Settings.from_env({"HALLUWATCH_FIND_SOURCES": "on"})).find_sources is True
     assert build_pipeline(Settings.from_env({"HALLUWATCH_WEB_RETRIEVER": "on",
                                              "HALLUWATCH_FIND_SOURCES": "off"})).find_sources is False
+
+
+async def test_given_passages_are_the_evidence_whatever_the_claims_say(scripted) -> None:
+    # `halluwatch check --evidence` and the benchmarks: the caller's passages, unranked and unfiltered, in time order.
+    runner, backend = scripted({})
+    given = [passage("Lima is in Peru.", "https://b.example", "2021-01-01", 0.0),
+             passage("Unrelated.", "https://a.example", "2005-03-01", 0.0)]
+    claimset = ClaimSet(claimset_id="cs", conversation_id="c", turn_id="t", bot="", turn_text="x", turn_timestamp=0,
+                        claim_date=None, context=(), skipped=(),
+                        claims=(Claim(claim_id="c1", index=0, text="Mount Everest is 8,848 metres high."),))
+    evidence = await retrieve(claimset, GivenPassages(given), runner, None, now=TODAY)
+    assert [p.url for p in evidence.passages] == ["https://a.example", "https://b.example"]
+    assert evidence.note.startswith("nothing recent found: the newest passage is from 2021-01-01")
+    closed_book = await retrieve(claimset, GivenPassages([]), runner, None, now=TODAY)
+    assert closed_book.passages == () and closed_book.note == "no evidence found" and backend.prompts == []
