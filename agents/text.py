@@ -41,6 +41,18 @@ def without_control_characters(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+_OPENING_QUOTE = re.compile(r'(^|[\s(\[{\u2014-])"')
+
+
+def curly_quotes(text: str) -> str:
+    """Straight double quotes as typographic ones: "Pure Mule" -> “Pure Mule”.
+
+    The model writes its answers as JSON, where a straight quote ends a string: a small model that copies a
+    quoted title ("starred in "The Map"") closes the string there and the claim loses the title, the very
+    words a made-up answer gets wrong. A typographic quote is ordinary text in JSON."""
+    return _OPENING_QUOTE.sub("\\1“", text).replace('"', "”")
+
+
 def sentences(text: str) -> list[str]:
     """Split text into sentences on end punctuation followed by a capital or digit, except after an initial
     or an abbreviation that always has more to come ("I. M. Pei", "Sen. Wyden", "Sept. 11", "No. 1")."""

@@ -34,7 +34,7 @@ from agents.stages.standalone import (
     resolve_pronoun,
     with_question,
 )
-from agents.text import content_words, coverage, last_question, sentences, truncate
+from agents.text import content_words, coverage, curly_quotes, last_question, sentences, truncate
 from schemas import Claim, ClaimSet, ContextLine, SkippedSpan, SkipReason, StageTiming, Turn, ids
 from schemas.records import MAX_CLAIMS, MAX_CONTEXT_TURNS
 
@@ -79,6 +79,9 @@ _DISCOURSE_MARKER = re.compile(
     re.IGNORECASE,
 )
 # A tag that turns a statement into a question: "It's great, don't you think?", "..., isn't it?"
+# A typographic quote the model took for the end of its JSON string, then the array's close: it meant to stop
+# there, and the grammar made it go on writing (control tokens, more JSON) until the string ran out.
+_RUNAWAY = re.compile("\u201d\\s*[\\]}].*$", re.DOTALL)
 _TAG_QUESTION = re.compile(r",\s*(?:don't|doesn't|isn't|aren't|wasn't|didn't|won't|can't|right|no)\b[^,?]*\?$", re.IGNORECASE)
 # The tiny models ramble; context beyond a few recent turns rarely resolves a reference.
 CONTEXT_TURNS = 4
@@ -178,10 +181,13 @@ async def segment(
     seen: set[str] = set()
     context_text = render_context(context)
     for chunk in chunk_sentences(factual, CHUNK_CHARS):
-        generation = await model.generate(prompt.render(context=context_text, text=chunk), SegmentOutput, max_tokens=MAX_TOKENS)
+        # The model copies the turn's words into JSON strings, where a straight quote it copies ends the claim
+        # ("Kim starred in " for 'Kim starred in "The Map"'): it is shown typographic quotes instead.
+        shown = prompt.render(context=curly_quotes(context_text), text=curly_quotes(chunk))
+        generation = await model.generate(shown, SegmentOutput, max_tokens=MAX_TOKENS)
         clock.add(generation)
         for proposed in generation.output.claims:
-            text = checkable_part(" ".join(proposed.split()), skipped)
+            text = checkable_part(" ".join(_RUNAWAY.sub("", proposed).split()), skipped)
             if not text or text.lower() in seen:
                 continue
             seen.add(text.lower())

@@ -181,12 +181,16 @@ def near_duplicate(a: str, b: str) -> bool:
 
 
 def drop_duplicates(claims: Sequence[str]) -> list[str]:
-    """Claims in order, each near-duplicate group kept once as its fullest member."""
+    """Claims in order, each near-duplicate group kept once as its fullest member.
+
+    A fuller claim may be the twin of several kept ones ("The Twilite Tone", "Remi Kabaka Jr.", then the
+    sentence naming both): it takes the first one's place and the others go."""
     kept: list[str] = []
     for claim in claims:
-        twin = next((i for i, k in enumerate(kept) if near_duplicate(claim, k)), None)
-        if twin is None:
+        twins = [i for i, k in enumerate(kept) if near_duplicate(claim, k)]
+        if not twins:
             kept.append(claim)
-        elif len(content_words(claim)) > len(content_words(kept[twin])):
-            kept[twin] = claim
+            continue
+        fullest = max([kept[i] for i in twins] + [claim], key=lambda c: len(content_words(c)))  # ties: earliest
+        kept = [fullest if i == twins[0] else k for i, k in enumerate(kept) if i == twins[0] or i not in twins]
     return kept

@@ -1,6 +1,6 @@
 import pytest
 
-from agents.text import sentences
+from agents.text import curly_quotes, sentences
 
 
 @pytest.mark.parametrize(
@@ -27,3 +27,17 @@ def test_sentences_break_at_a_full_stop_but_not_after_an_initial_or_a_title(text
 def test_a_long_page_with_abbreviations_splits_into_its_sentences() -> None:
     page = "Dr. Who met I. M. Pei in Sept. 1990. " * 5000
     assert len(sentences(page)) == 5000
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('Kim starred in "The Map Against the World".', "Kim starred in \u201cThe Map Against the World\u201d."),
+        ('"Touch" is a single from "Glory Days".', "\u201cTouch\u201d is a single from \u201cGlory Days\u201d."),
+        ('H. Bruce "Lucky" Humberstone', "H. Bruce \u201cLucky\u201d Humberstone"),
+        ("It's Lit's song, not 'theirs'.", "It's Lit's song, not 'theirs'."),  # single quotes are safe in JSON
+    ],
+)
+def test_straight_double_quotes_become_typographic(text: str, expected: str) -> None:
+    assert curly_quotes(text) == expected
+    assert '"' not in curly_quotes(text)

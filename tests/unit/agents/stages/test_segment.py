@@ -213,3 +213,24 @@ def test_he_is_the_person_named_many_turns_back(parser) -> None:
     assert CONTEXT_TURNS < 1 + len(since) <= REMEMBERED_TURNS  # named before the prompt's window, inside memory
     assert standalone_claims(["She taught at the Sorbonne."], context_texts([named, *since]), parser) == [
         "Marie Curie taught at the Sorbonne."]
+
+
+async def test_a_quoted_title_reaches_the_model_in_quotes_its_json_answer_can_copy(scripted) -> None:
+    # The 270M model closed its JSON string at the first straight quote it copied: "Kim Yool-ho starred in "
+    # was the whole claim, and the made-up title was never checked.
+    runner, backend = scripted({"segment": '{"claims":["Kim Yool-ho starred in \u201cThe Map Against the World\u201d."]}'})
+    context = [ContextLine(role=Role.USER, text='Which film did Kim Yool-ho star in, "The Map Against the World"?')]
+    result = await segmented('Kim Yool-ho starred in "The Map Against the World" in 2011.', context, runner)
+    shown = backend.prompts[0].variable
+    assert '"' not in shown and "\u201cThe Map Against the World\u201d in 2011." in shown
+    assert [c.text for c in result.claims] == ["Kim Yool-ho starred in \u201cThe Map Against the World\u201d."]
+
+
+async def test_what_the_model_wrote_after_it_meant_to_close_its_answer_is_dropped(scripted) -> None:
+    # Taking a typographic quote for the end of its string, the model closed the array inside it and the
+    # grammar kept it writing control tokens until the string's bound.
+    runaway = "The film was directed by Tony Scott.\u201d]}" + "<start_of_image>" * 5
+    runner, _ = scripted({"segment": '{"claims":["Arthur Nascarella acted in \u201cEnemy of the State\u201d.", "%s"]}' % runaway})
+    result = await segmented('Arthur Nascarella acted in "Enemy of the State". The film was directed by Tony Scott.', [], runner)
+    assert [c.text for c in result.claims] == ["Arthur Nascarella acted in \u201cEnemy of the State\u201d.",
+                                                "The film was directed by Tony Scott."]

@@ -98,3 +98,10 @@ def test_user_text_is_the_users_words_not_the_replys() -> None:
     context = [ContextLine(role=Role.USER, text="Is the Louvre the largest art museum in the world?")]
     assert is_user_text("The Louvre is the largest art museum in the world.", "Yes, it has 35,000 works on show.", context)
     assert not is_user_text("The Louvre shows 35,000 works.", "Yes, the Louvre shows 35,000 works.", context)
+
+
+def test_a_fuller_claim_replaces_every_claim_it_contains() -> None:
+    # The model split a sentence into its names; the sentence itself, checked whole, holds them all.
+    claims = ["The Twilite Tone", "Remi Kabaka Jr.", "Elf came out in 2003.",
+              "Let Me Out was recorded by The Twilite Tone and Remi Kabaka Jr."]
+    assert drop_duplicates(claims) == ["Let Me Out was recorded by The Twilite Tone and Remi Kabaka Jr.", "Elf came out in 2003."]
