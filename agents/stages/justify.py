@@ -26,7 +26,7 @@ from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
 from agents.scoring.signals import value_swap
-from agents.text import content_words, coverage, truncate, words
+from agents.text import content_words, coverage, curly_quotes, truncate, words
 from schemas import (
     Citation,
     ClaimVerdict,
@@ -140,9 +140,10 @@ def apply_corrections(turn_text: str, fixes: Sequence[ErrorFix]) -> str:
 
     Only words the correction changes are replaced. A span it merely extends keeps its words ("Moon" ->
     "Moon, on 20 July 1969") and adds detail the turn may already give in words the claim left out ("...
-    the Moon, in 1969."): splicing it in would say the date twice.
+    the Moon, in 1969."): splicing it in would say the date twice. Quotes are typographic, as the claims'
+    are (the segment stage shows the model no straight ones), so a quoted title is found in the turn.
     """
-    text = turn_text
+    text = curly_quotes(turn_text)
     for fix in fixes:
         if not fix.correction:
             continue
@@ -199,8 +200,9 @@ async def _correct(
     )
     if feedback:
         lines += f"\nReviewer: {truncate(feedback, 300)}"
+    # Typographic quotes, as in the segment stage: a straight one copied into the JSON answer would end it.
     generation = await model.generate(
-        prompt.render(claim=claim.claim_text, evidence=lines), CorrectionOutput, max_tokens=140,
+        prompt.render(claim=curly_quotes(claim.claim_text), evidence=curly_quotes(lines)), CorrectionOutput, max_tokens=140,
         schema=correction_schema(len(candidates)),
     )
     clock.add(generation)

@@ -78,4 +78,6 @@ class Pipeline:
         evidence = await retrieve(claimset, GivenPassages(passages), self.model, self.sources_prompt)
         verdict = await verify(evidence, self.model, self.prompts.verify, self.calibration, self.selective)
         correction = await justify(verdict, self.model, self.prompts.justify, self.max_rounds)
-        return CheckResult(claimset=claimset, verdict=verdict, correction=correction)
+        # The evidence's claim set is the one the sources stage filled in (a grounded turn's documents moved
+        # into the evidence's passages).
+        return CheckResult(claimset=evidence.claimset, verdict=verdict, correction=correction)

@@ -37,3 +37,14 @@ async def test_without_source_finding_its_prompt_is_not_warmed() -> None:
     finally:
         await pipeline.model.aclose()
     assert "sources" not in backend.warmed and "segment" in backend.warmed
+
+
+async def test_check_returns_the_claim_set_the_sources_stage_filled_in() -> None:
+    pipeline = Pipeline(ModelRunner(backend=stream_model_backend()), Prompts.load(), VerifyCalibration.identity(), shared_parser())
+    try:
+        turn = Turn(conversation_id="c", turn_id="1", role=Role.ASSISTANT, text="Oslo has a famous harbour built by engineers.")
+        result = await pipeline.check(turn, (), [passage("Many capitals have famous buildings.")])
+    finally:
+        await pipeline.model.aclose()
+    assert [t.stage for t in result.claimset.timings] == ["segment", "sources"]
+    assert result.claimset == result.verdict.evidence.claimset
