@@ -53,6 +53,15 @@ def curly_quotes(text: str) -> str:
     return _OPENING_QUOTE.sub("\\1“", text).replace('"', "”")
 
 
+_TYPOGRAPHIC = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
+
+
+def straight_quotes(text: str) -> str:
+    """Typographic quotes and apostrophes made plain again: what the model writes back after seeing
+    :func:`curly_quotes` reads like the turn it came from."""
+    return text.translate(_TYPOGRAPHIC)
+
+
 def sentences(text: str) -> list[str]:
     """Split text into sentences on end punctuation followed by a capital or digit, except after an initial
     or an abbreviation that always has more to come ("I. M. Pei", "Sen. Wyden", "Sept. 11", "No. 1")."""

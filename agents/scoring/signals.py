@@ -73,7 +73,7 @@ def unmatched_values(claim: str, sentence: str) -> list[tuple[list[str], list[st
     return pairs
 
 
-def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5) -> ValueSwap | None:
+def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5, asserted: str | None = None) -> ValueSwap | None:
     """The closest passage sentence (or clause) that says the same as the claim with another name or number.
 
     "The Amazon flows into the Pacific" against "The Amazon discharges into the Atlantic": the
@@ -82,9 +82,16 @@ def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5
     agree once rounded count as the same, and names that differ only in spelling or form; only
     values of one kind are paired (a name against a name, a year against a year); and a sentence
     that differs from the claim in more than two values of a kind is not a restatement.
+
+    ``asserted`` is the part of the claim the reply states (a bare answer's claim without the user's
+    question, see :func:`~agents.text.answer_part`): only its values can be swapped. The question still
+    finds the sentence that restates the claim, but a name or number the user asked about is not one the
+    reply got wrong.
     """
     claim_words = content_words(claim)
-    if not claim_words or not (value_names(claim) or numbers(claim)):
+    own = claim if asserted is None else asserted
+    own_values = value_names(own) | numbers(own)
+    if not claim_words or not own_values:
         return None
     found: ValueSwap | None = None
     for index, passage in enumerate(passages):
@@ -95,8 +102,9 @@ def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5
             if overlap < min_overlap or (found is not None and overlap <= found.overlap):
                 continue
             for claimed, stated in unmatched_values(claim, sentence):
-                if claimed and stated and len(claimed) <= MAX_SWAPPED and len(stated) <= MAX_SWAPPED:
-                    found = ValueSwap(index, overlap, tuple(sorted(claimed)), tuple(sorted(stated)), sentence)
+                swapped = [value for value in claimed if value in own_values]
+                if swapped and stated and len(claimed) <= MAX_SWAPPED and len(stated) <= MAX_SWAPPED:
+                    found = ValueSwap(index, overlap, tuple(sorted(swapped)), tuple(sorted(stated)), sentence)
                     break
     return found
 
@@ -202,7 +210,7 @@ def claim_signals(claim: str, passages: Sequence[Passage], context: Sequence[Con
         negation_mismatch = float(bool(_NEGATION.search(claim)) != bool(_NEGATION.search(passages[best].text)))
         if negation_mismatch:
             notes.append("negated in one of claim and evidence but not the other")
-    swap = value_swap(claim, passages)
+    swap = value_swap(claim, passages, asserted=answer_part(claim, context))
     if swap is not None:
         notes.append(f"[{swap.passage + 1}] says {', '.join(swap.stated)} where the claim says {', '.join(swap.claimed)}")
     if passages and best_overlap < 0.2:

@@ -26,7 +26,7 @@ from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
 from agents.scoring.signals import value_swap
-from agents.text import content_words, coverage, curly_quotes, truncate, words
+from agents.text import content_words, coverage, curly_quotes, straight_quotes, truncate, words
 from schemas import (
     Citation,
     ClaimVerdict,
@@ -140,10 +140,9 @@ def apply_corrections(turn_text: str, fixes: Sequence[ErrorFix]) -> str:
 
     Only words the correction changes are replaced. A span it merely extends keeps its words ("Moon" ->
     "Moon, on 20 July 1969") and adds detail the turn may already give in words the claim left out ("...
-    the Moon, in 1969."): splicing it in would say the date twice. Quotes are typographic, as the claims'
-    are (the segment stage shows the model no straight ones), so a quoted title is found in the turn.
+    the Moon, in 1969."): splicing it in would say the date twice.
     """
-    text = curly_quotes(turn_text)
+    text = turn_text
     for fix in fixes:
         if not fix.correction:
             continue
@@ -207,7 +206,7 @@ async def _correct(
     )
     clock.add(generation)
     chosen = candidates[min(generation.output.evidence, len(candidates)) - 1]
-    corrected = " ".join(generation.output.corrected.split())
+    corrected = " ".join(straight_quotes(generation.output.corrected).split())
     swap = value_swap(claim.claim_text, passages)
     if swap is not None and value_swap(corrected, [chosen]) is not None:
         # The rewrite still says what the evidence contradicts; the evidence's own restatement of the

@@ -34,7 +34,7 @@ from agents.stages.standalone import (
     resolve_pronoun,
     with_question,
 )
-from agents.text import content_words, coverage, curly_quotes, last_question, sentences, truncate
+from agents.text import content_words, coverage, curly_quotes, last_question, sentences, straight_quotes, truncate
 from schemas import Claim, ClaimSet, ContextLine, SkippedSpan, SkipReason, StageTiming, Turn, ids
 from schemas.records import MAX_CLAIMS, MAX_CONTEXT_TURNS
 
@@ -182,12 +182,13 @@ async def segment(
     context_text = render_context(context)
     for chunk in chunk_sentences(factual, CHUNK_CHARS):
         # The model copies the turn's words into JSON strings, where a straight quote it copies ends the claim
-        # ("Kim starred in " for 'Kim starred in "The Map"'): it is shown typographic quotes instead.
+        # ("Kim starred in " for 'Kim starred in "The Map"'): it is shown typographic quotes instead, and its
+        # claims get straight ones back, so they read like the turn.
         shown = prompt.render(context=curly_quotes(context_text), text=curly_quotes(chunk))
         generation = await model.generate(shown, SegmentOutput, max_tokens=MAX_TOKENS)
         clock.add(generation)
         for proposed in generation.output.claims:
-            text = checkable_part(" ".join(_RUNAWAY.sub("", proposed).split()), skipped)
+            text = checkable_part(" ".join(straight_quotes(_RUNAWAY.sub("", proposed)).split()), skipped)
             if not text or text.lower() in seen:
                 continue
             seen.add(text.lower())

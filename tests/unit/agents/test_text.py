@@ -1,6 +1,6 @@
 import pytest
 
-from agents.text import curly_quotes, sentences
+from agents.text import curly_quotes, sentences, straight_quotes
 
 
 @pytest.mark.parametrize(
@@ -41,3 +41,4 @@ def test_a_long_page_with_abbreviations_splits_into_its_sentences() -> None:
 def test_straight_double_quotes_become_typographic(text: str, expected: str) -> None:
     assert curly_quotes(text) == expected
     assert '"' not in curly_quotes(text)
+    assert straight_quotes(curly_quotes(text)) == text

@@ -78,3 +78,19 @@ def test_a_hedge_on_a_number_is_neither_a_name_nor_a_word_to_support() -> None:
     support = answer_support("Around 38 km of it runs under the sea.", [tunnel])
     assert support.missing == () and support.names_missing == 0.0  # "Around" was taken for a name
     assert answer_support("Roughly 38 kilometres run under the sea.", [tunnel]).word_support == 1.0
+
+
+def test_a_name_in_the_users_question_is_no_value_the_reply_swapped() -> None:
+    # A bare answer's claim repeats the question; a sentence that restates it names the other candidate the
+    # user asked about, which the reply never claimed. Only the answer's own values may be swapped.
+    from agents.scoring.signals import value_swap
+    from agents.stages.standalone import with_question
+
+    question = "Which director is American, Mark L. Lester or Ken Loach?"
+    asked = (ContextLine(role=Role.USER, text=question),)
+    directors = [passage("Mark Leslie Lester is an American film director. Kenneth Charles Loach is an English film director.")]
+    right, wrong = with_question(question, "Mark L. Lester"), with_question(question, "Ken Loach")
+    assert claim_signals(right, directors, asked).swap is None
+    swap = claim_signals(wrong, directors, asked).swap
+    assert swap is not None and swap.claimed == ("loach",) and swap.stated == ("leslie",)
+    assert value_swap(right, directors) is not None  # the whole claim, question and all, would be "swapped"

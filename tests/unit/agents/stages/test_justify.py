@@ -111,14 +111,14 @@ async def test_a_rewrite_that_keeps_the_contradicted_value_gives_way_to_the_evid
 
 
 async def test_a_quoted_title_is_corrected_in_place(scripted) -> None:
-    # Claims carry typographic quotes (what the segment model was shown); the model is shown no straight
-    # quote to copy, and the fix lands on the title in the turn, not in a note appended to it.
+    # The model is shown no straight quote to copy, and its typographic ones are made plain again, so the
+    # fix lands on the title in the turn, not in a note appended to it.
     runner, backend = scripted({"justify": '{"corrected":"Kim Yool-ho starred in \u201cTrain to Busan\u201d.","evidence":1}'})
-    claim = "Kim Yool-ho starred in \u201cThe Map Against the World\u201d."
+    claim = 'Kim Yool-ho starred in "The Map Against the World".'
     busan = passage('Kim Yool-ho starred in "Train to Busan", a 2016 film.')
     evidence = assemble_evidence(claimset(claim, turn_text='Kim Yool-ho starred in "The Map Against the World".'), [busan])
     verdict = TurnVerdict("v", evidence, (claim_verdict(0, claim, Label.FALSE),), Label.FALSE)
     correction = await justify(verdict, runner, PromptTemplate.load("justify"))
     assert '"' not in backend.prompts[0].variable
     assert correction is not None and correction.score.total == 7
-    assert correction.corrected_text == "Kim Yool-ho starred in \u201cTrain to Busan\u201d."
+    assert correction.corrected_text == 'Kim Yool-ho starred in "Train to Busan".'

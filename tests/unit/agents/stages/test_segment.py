@@ -223,7 +223,8 @@ async def test_a_quoted_title_reaches_the_model_in_quotes_its_json_answer_can_co
     result = await segmented('Kim Yool-ho starred in "The Map Against the World" in 2011.', context, runner)
     shown = backend.prompts[0].variable
     assert '"' not in shown and "\u201cThe Map Against the World\u201d in 2011." in shown
-    assert [c.text for c in result.claims] == ["Kim Yool-ho starred in \u201cThe Map Against the World\u201d."]
+    # The claim reads like the turn again: straight quotes, and the model's typographic apostrophes made plain.
+    assert [c.text for c in result.claims] == ['Kim Yool-ho starred in "The Map Against the World".']
 
 
 async def test_what_the_model_wrote_after_it_meant_to_close_its_answer_is_dropped(scripted) -> None:
@@ -232,5 +233,5 @@ async def test_what_the_model_wrote_after_it_meant_to_close_its_answer_is_droppe
     runaway = "The film was directed by Tony Scott.\u201d]}" + "<start_of_image>" * 5
     runner, _ = scripted({"segment": '{"claims":["Arthur Nascarella acted in \u201cEnemy of the State\u201d.", "%s"]}' % runaway})
     result = await segmented('Arthur Nascarella acted in "Enemy of the State". The film was directed by Tony Scott.', [], runner)
-    assert [c.text for c in result.claims] == ["Arthur Nascarella acted in \u201cEnemy of the State\u201d.",
+    assert [c.text for c in result.claims] == ['Arthur Nascarella acted in "Enemy of the State".',
                                                 "The film was directed by Tony Scott."]
