@@ -72,6 +72,15 @@ def test_a_possessive_name_is_the_name_itself() -> None:
     assert any(n.startswith("name(s) libya") for n in claim_signals("The Nile reaches the sea on Libya's coast.", [nile]).notes)
 
 
+def test_an_abbreviation_is_found_as_written() -> None:
+    # "D.C." is the words "d" and "c" of the passage; looked up whole, it is there.
+    hospital = passage("MedStar Washington Hospital Center is the largest private hospital in Washington, D.C., United States.")
+    notes = claim_signals("The largest private hospital in Washington, D.C. is MedStar Washington Hospital Center.", [hospital]).notes
+    assert not any(note.startswith("name(s)") for note in notes)
+    other = claim_signals("The largest private hospital in Washington, N.Y. is MedStar Washington Hospital Center.", [hospital])
+    assert any(note.startswith("name(s) n.y not in the evidence") for note in other.notes)
+
+
 def test_a_hedge_on_a_number_is_neither_a_name_nor_a_word_to_support() -> None:
     # "Around 38 km" says the passage's "38 kilometres" with a hedge: nothing in it is missing from the passage.
     tunnel = passage("The tunnel is about 50 kilometres long, of which 38 kilometres run under the sea.")
