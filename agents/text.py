@@ -15,7 +15,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)*")
 _STATEMENT_END = re.compile(r"(?<=[a-z0-9]{2}[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # The word a full stop ends, when the stop may be an abbreviation's rather than the sentence's.
-_LAST_WORD = re.compile(r"(?:^|[\s(\[\"'])([A-Za-z]+)\.[\"')\]]*$")
+_LAST_WORD = re.compile(r"(?:^|[\s(\[\"'])([A-Za-z]+)\.$")
 # Titles stand before a name and so never end a sentence; an initial is one capital letter.
 _TITLES = frozenset("mr mrs ms dr prof sen rep gov gen col lt capt sgt rev st mt ft hon pres".split())
 # Abbreviations that end a sentence only when no number follows ("in Sept." | "Sept. 11", "No. 1").

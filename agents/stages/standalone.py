@@ -191,6 +191,7 @@ def drop_duplicates(claims: Sequence[str]) -> list[str]:
         if not twins:
             kept.append(claim)
             continue
-        fullest = max([kept[i] for i in twins] + [claim], key=lambda c: len(content_words(c)))  # ties: earliest
-        kept = [fullest if i == twins[0] else k for i, k in enumerate(kept) if i == twins[0] or i not in twins]
+        first, *others = twins
+        kept[first] = max([kept[i] for i in twins] + [claim], key=lambda c: len(content_words(c)))  # ties: earliest
+        kept = [k for i, k in enumerate(kept) if i not in others]
     return kept
