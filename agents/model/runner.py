@@ -12,8 +12,10 @@ Design, in the order a caller meets it:
   variable part.
 * Output is constrained by a llama.cpp grammar generated from the JSON Schema
   of the expected output record, so even a tiny base model returns parseable
-  JSON. A response that still fails to parse or validate is retried once, then
-  raised as :class:`ModelOutputError`; nothing is ever guessed.
+  JSON. The token budget defaults to the longest answer that grammar allows, so
+  an answer is never cut mid-string. A response that still fails to parse or
+  validate is retried once, then raised as :class:`ModelOutputError`; nothing
+  is ever guessed.
 * Wherever the output has a ``"label"`` field, the runner reads the model's
   next-token distribution at that position and reports the probability mass on
   each label (:class:`~schemas.LabelScores`).
@@ -38,6 +40,7 @@ import orjson
 
 from agents.errors import ModelOutputError
 from agents.model.backend import Backend, Footprint, Prompt, RawGeneration, TokenScore
+from agents.model.budget import output_budget
 from agents.model.config import ModelConfig
 from schemas import Label, LabelScores, RecordError, from_dict
 from schemas.generate import schema_for
@@ -98,14 +101,17 @@ class ModelRunner:
         await asyncio.get_running_loop().run_in_executor(self._executor, self._ensure_backend)
 
     async def generate(
-        self, prompt: Prompt, output: type[T], max_tokens: int = 256, schema: dict[str, Any] | None = None
+        self, prompt: Prompt, output: type[T], max_tokens: int | None = None, schema: dict[str, Any] | None = None
     ) -> Generation[T]:
         """Run one constrained completion and parse it into ``output``.
 
         ``schema`` overrides the grammar's schema (it must still describe ``output``),
-        e.g. to fix the number of items for this call.
+        e.g. to fix the number of items for this call. ``max_tokens`` defaults to enough for the longest
+        answer the schema allows (:func:`~agents.model.budget.output_budget`), so no answer is cut short.
         """
         schema = schema or _default_schema(output)
+        if max_tokens is None:
+            max_tokens = output_budget(schema)
         loop = asyncio.get_running_loop()
         model_seconds = 0.0
         last_error = ""
@@ -115,7 +121,8 @@ class ModelRunner:
             try:
                 value = from_dict(output, orjson.loads(raw.text))
             except (orjson.JSONDecodeError, RecordError) as exc:
-                last_error = str(exc)
+                cut = f", cut at its budget of {max_tokens} tokens" if raw.generated_tokens >= max_tokens else ""
+                last_error = f"{str(exc)[:200]}{cut}"
                 continue
             return Generation(
                 output=value,
@@ -132,7 +139,7 @@ class ModelRunner:
             )
         raise ModelOutputError(
             f"the model's {prompt.family} output was not valid {output.__name__} JSON twice"
-            f" ({last_error[:200]}); try a larger model (HALLUWATCH_MODEL_PATH) or a larger max_tokens"
+            f" ({last_error}); a larger model (HALLUWATCH_MODEL_PATH) keeps to the format more reliably"
         )
 
     def _complete(self, prompt: Prompt, schema: dict[str, Any], max_tokens: int) -> tuple[RawGeneration, float]:

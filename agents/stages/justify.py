@@ -26,10 +26,11 @@ from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
 from agents.scoring.signals import value_swap
-from agents.text import content_words, coverage, curly_quotes, straight_quotes, truncate, words
+from agents.text import answer_part, content_words, coverage, curly_quotes, straight_quotes, truncate, words
 from schemas import (
     Citation,
     ClaimVerdict,
+    ContextLine,
     Correction,
     ErrorFix,
     FinGrActScore,
@@ -189,6 +190,7 @@ async def _correct(
     clock: StageClock,
     round_no: int,
     feedback: str,
+    context: Sequence[ContextLine],
 ) -> ErrorFix:
     candidates = candidate_passages(claim.claim_text, passages, skip=round_no % 2)
     if not candidates:
@@ -201,14 +203,16 @@ async def _correct(
         lines += f"\nReviewer: {truncate(feedback, 300)}"
     # Typographic quotes, as in the segment stage: a straight one copied into the JSON answer would end it.
     generation = await model.generate(
-        prompt.render(claim=curly_quotes(claim.claim_text), evidence=curly_quotes(lines)), CorrectionOutput, max_tokens=140,
+        prompt.render(claim=curly_quotes(claim.claim_text), evidence=curly_quotes(lines)), CorrectionOutput,
         schema=correction_schema(len(candidates)),
     )
     clock.add(generation)
     chosen = candidates[min(generation.output.evidence, len(candidates)) - 1]
     corrected = " ".join(straight_quotes(generation.output.corrected).split())
-    swap = value_swap(claim.claim_text, passages)
-    if swap is not None and value_swap(corrected, [chosen]) is not None:
+    # Only the reply's own values can be wrong: a bare answer's claim carries the user's question, whose
+    # names the evidence may spell otherwise ("Ken Loach" / "Kenneth Loach"), as in the verify stage.
+    swap = value_swap(claim.claim_text, passages, asserted=answer_part(claim.claim_text, context))
+    if swap is not None and value_swap(corrected, [chosen], asserted=answer_part(corrected, context)) is not None:
         # The rewrite still says what the evidence contradicts; the evidence's own restatement of the
         # claim is a correct fix by construction, in the cited source's words.
         corrected, chosen = swap.sentence, passages[swap.passage]
@@ -229,6 +233,7 @@ async def justify(
         return None
     clock = StageClock("justify")
     passages = verdict.evidence.passages
+    context = verdict.evidence.claimset.context
     false_claims = [v for v in verdict.claim_verdicts if v.label is Label.FALSE]
     unverifiable = [v for v in verdict.claim_verdicts if v.label is Label.UNVERIFIABLE]
     rounds: list[JustificationRound] = []
@@ -243,7 +248,7 @@ async def justify(
             if previous is not None and correction_supported(previous, {p.passage_id: p for p in passages}):
                 revised.append(previous)  # keep what already passed; revise only the rest
             else:
-                revised.append(await _correct(claim, passages, model, prompt, clock, round_no, feedback))
+                revised.append(await _correct(claim, passages, model, prompt, clock, round_no, feedback, context))
         fixes = revised
         fixes_by_round.append(fixes)
         text = compose_justification(fixes, unverifiable)

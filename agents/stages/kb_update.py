@@ -119,7 +119,7 @@ async def compare(candidate: Candidate, model: ModelRunner, prompt: PromptTempla
         old_date=candidate.old.published_at, old_text=truncate(" ".join(candidate.old.text.split()), PROMPT_CHARS),
         new_date=candidate.new.published_at, new_text=truncate(" ".join(candidate.new.text.split()), PROMPT_CHARS),
     )
-    return (await model.generate(rendered, ComparisonOutput, max_tokens=80)).output
+    return (await model.generate(rendered, ComparisonOutput)).output
 
 
 async def update_knowledge_base(

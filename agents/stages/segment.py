@@ -91,7 +91,9 @@ REMEMBERED_TURNS = MAX_CONTEXT_TURNS
 CONTEXT_CHARS = 400
 # Long turns are segmented a few sentences at a time so every call fits the context window.
 CHUNK_CHARS = 1_200
-# Enough for the largest answer the grammar allows (8 claims of 160 characters).
+# The longest answer the grammar allows (8 claims of 160 characters) at two characters per token, which
+# English text beats; not the full one-token-per-character budget (agents/model/budget.py), because a
+# segment model that rambles through 8 claims costs half a minute and _RUNAWAY cuts such text anyway.
 MAX_TOKENS = 8 * 160 // 2 + 32
 
 

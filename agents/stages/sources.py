@@ -34,7 +34,7 @@ async def find_sources(claimset: ClaimSet, model: ModelRunner, prompt: PromptTem
         return claimset
     clock = StageClock("sources")
     generation = await model.generate(
-        prompt.render(claims=numbered([claim_as_read(c) for c in claimset.claims])), SourcesOutput, max_tokens=200
+        prompt.render(claims=numbered([claim_as_read(c) for c in claimset.claims])), SourcesOutput
     )
     clock.add(generation)
     found = tuple(PrimarySource(kind=s.kind, where=s.where, reason=s.reason) for s in generation.output.sources)

@@ -48,7 +48,7 @@ async def assess_sufficiency(
         return none, clock.stop()
     schema = schema_with_items(SufficiencyOutput, "checks", len(claims))
     rendered = prompt.render(evidence=render_evidence(evidence.passages), claims=numbered([claim_as_read(c) for c in claims]))
-    generation = await model.generate(rendered, SufficiencyOutput, max_tokens=72 * len(claims) + 24, schema=schema)
+    generation = await model.generate(rendered, SufficiencyOutput, schema=schema)
     clock.add(generation)
     results = []
     for i, (claim, check) in enumerate(zip(claims, generation.output.checks)):

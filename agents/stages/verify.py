@@ -160,9 +160,7 @@ CONTENT_FREE = "N/A"
 
 async def ask_verdicts(model: ModelRunner, prompt: Prompt, count: int) -> Generation[VerifyOutput]:
     """One model call for ``count`` claims; the grammar enforces one verdict per claim, no more, no fewer."""
-    return await model.generate(
-        prompt, VerifyOutput, max_tokens=72 * count + 16, schema=schema_with_items(VerifyOutput, "verdicts", count)
-    )
+    return await model.generate(prompt, VerifyOutput, schema=schema_with_items(VerifyOutput, "verdicts", count))
 
 
 async def judge(

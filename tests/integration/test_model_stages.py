@@ -10,6 +10,7 @@ from agents.scoring.calibration import VerifyCalibration
 from agents.stages.pipeline import Pipeline, Prompts
 from agents.stages.segment import SegmentOutput
 from schemas import ClaimSet, Correction, Label, Role, Sufficiency, Turn, TurnVerdict, decode, encode
+from tests.conftest import SHARED_DATA
 from tests.support.records import passage
 
 EIFFEL = passage(
@@ -118,3 +119,21 @@ async def test_sufficiency_autorater_gives_one_reasoned_probability_per_claim(re
         assert [(c.label, c.reason) for c in first] == [(c.label, c.reason) for c in again]
         assert [c.probability for c in first] == pytest.approx([c.probability for c in again], abs=1e-3)
         assert timing.stage == "sufficiency" and timing.model_seconds > 0
+
+
+
+@pytest.mark.skipif(not SHARED_DATA.exists(), reason="../shared/data is not beside the checkout")
+async def test_an_explanation_full_of_numbers_still_fits_the_answer(real_model: ModelRunner) -> None:
+    # AVeriTeC's evidence for a claim about taxes on school books is a tariff table. The model filled its
+    # explanation with the table's codes, one token per digit, and the answer was cut mid-string twice: the
+    # row failed although the label was written. The budget now covers the longest explanation allowed.
+    from agents.evaluation.datasets import read_averitec
+    from agents.evidence.passages import assemble_evidence
+    from agents.stages.verify import VerifyPrompts, judge
+    from tests.support.records import claimset
+
+    (case,) = [c for c in read_averitec(SHARED_DATA / "averitec" / "dev-public.jsonl") if c.case_id == "averitec-dev-370"]
+    table = [p for p in case.passages if "4820" in p.text or "4901" in p.text]
+    evidence = assemble_evidence(claimset("Government of India has imposed taxes on all school books"), table)
+    judgements, _ = await judge(evidence, real_model, VerifyPrompts.load())
+    assert len(judgements) == 1 and judgements[0].verdict.label in set(Label)

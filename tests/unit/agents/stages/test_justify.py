@@ -122,3 +122,24 @@ async def test_a_quoted_title_is_corrected_in_place(scripted) -> None:
     assert '"' not in backend.prompts[0].variable
     assert correction is not None and correction.score.total == 7
     assert correction.corrected_text == 'Kim Yool-ho starred in "Train to Busan".'
+
+
+async def test_the_users_question_is_not_what_the_rewrite_got_wrong(scripted) -> None:
+    # A bare answer's claim repeats the question, whose names the evidence spells in full ("Kenneth Charles
+    # Loach"). The model's right rewrite keeps the question; it is not swapped for a passage sentence that
+    # merely restates the question's names and says nothing about who was born first.
+    import dataclasses
+
+    from agents.stages.standalone import with_question
+    from schemas import ContextLine, Role
+
+    question = "Who was born first, Ken Loach or Mark L. Lester?"
+    claim, rewrite = with_question(question, "Mark L. Lester"), with_question(question, "Ken Loach")
+    runner, _ = scripted({"justify": f'{{"corrected":"{rewrite}","evidence":1}}'})
+    directors = passage("Kenneth Charles Loach (born 17 June 1936) is an English film director. "
+                        "Mark Leslie Lester (born 1946) is an American film director.")
+    asked = dataclasses.replace(claimset(claim), context=(ContextLine(role=Role.USER, text=question),))
+    verdict = TurnVerdict("v", assemble_evidence(asked, [directors]), (claim_verdict(0, claim, Label.FALSE),), Label.FALSE)
+    correction = await justify(verdict, runner, PromptTemplate.load("justify"))
+    assert correction is not None
+    assert correction.errors[0].correction == rewrite
