@@ -74,7 +74,9 @@ def unmatched_values(claim: str, sentence: str) -> list[tuple[list[str], list[st
     return pairs
 
 
-def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5, asserted: str | None = None) -> ValueSwap | None:
+def value_swap(
+    claim: str, passages: Sequence[Passage], min_overlap: float = 0.5, context: Sequence[ContextLine] = ()
+) -> ValueSwap | None:
     """The closest passage sentence (or clause) that says the same as the claim with another name or number.
 
     "The Amazon flows into the Pacific" against "The Amazon discharges into the Atlantic": the
@@ -84,13 +86,13 @@ def value_swap(claim: str, passages: Sequence[Passage], min_overlap: float = 0.5
     values of one kind are paired (a name against a name, a year against a year); and a sentence
     that differs from the claim in more than two values of a kind is not a restatement.
 
-    ``asserted`` is the part of the claim the reply states (a bare answer's claim without the user's
-    question, see :func:`~agents.text.answer_part`): only its values can be swapped. The question still
-    finds the sentence that restates the claim, but a name or number the user asked about is not one the
-    reply got wrong.
+    ``context`` is the dialogue before the reply: only the values of the part of the claim the reply states
+    can be swapped (a bare answer's claim without the user's question, see :func:`~agents.text.answer_part`).
+    The question still finds the sentence that restates the claim, but a name or number the user asked
+    about is not one the reply got wrong.
     """
     claim_words = content_words(claim)
-    own = claim if asserted is None else asserted
+    own = answer_part(claim, context)
     own_values = value_names(own) | numbers(own)
     if not claim_words or not own_values:
         return None
@@ -212,7 +214,7 @@ def claim_signals(claim: str, passages: Sequence[Passage], context: Sequence[Con
         negation_mismatch = float(bool(_NEGATION.search(claim)) != bool(_NEGATION.search(passages[best].text)))
         if negation_mismatch:
             notes.append("negated in one of claim and evidence but not the other")
-    swap = value_swap(claim, passages, asserted=answer_part(claim, context))
+    swap = value_swap(claim, passages, context=context)
     if swap is not None:
         notes.append(f"[{swap.passage + 1}] says {', '.join(swap.stated)} where the claim says {', '.join(swap.claimed)}")
     if passages and best_overlap < 0.2:

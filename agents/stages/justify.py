@@ -26,7 +26,7 @@ from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
 from agents.scoring.signals import value_swap
-from agents.text import answer_part, content_words, coverage, curly_quotes, straight_quotes, truncate, words
+from agents.text import content_words, coverage, curly_quotes, straight_quotes, truncate, words
 from schemas import (
     Citation,
     ClaimVerdict,
@@ -211,8 +211,8 @@ async def _correct(
     corrected = " ".join(straight_quotes(generation.output.corrected).split())
     # Only the reply's own values can be wrong: a bare answer's claim carries the user's question, whose
     # names the evidence may spell otherwise ("Ken Loach" / "Kenneth Loach"), as in the verify stage.
-    swap = value_swap(claim.claim_text, passages, asserted=answer_part(claim.claim_text, context))
-    if swap is not None and value_swap(corrected, [chosen], asserted=answer_part(corrected, context)) is not None:
+    swap = value_swap(claim.claim_text, passages, context=context)
+    if swap is not None and value_swap(corrected, [chosen], context=context) is not None:
         # The rewrite still says what the evidence contradicts; the evidence's own restatement of the
         # claim is a correct fix by construction, in the cited source's words.
         corrected, chosen = swap.sentence, passages[swap.passage]

@@ -79,10 +79,10 @@ _DISCOURSE_MARKER = re.compile(
     re.IGNORECASE,
 )
 # A tag that turns a statement into a question: "It's great, don't you think?", "..., isn't it?"
+_TAG_QUESTION = re.compile(r",\s*(?:don't|doesn't|isn't|aren't|wasn't|didn't|won't|can't|right|no)\b[^,?]*\?$", re.IGNORECASE)
 # A typographic quote the model took for the end of its JSON string, then the array's close: it meant to stop
 # there, and the grammar made it go on writing (control tokens, more JSON) until the string ran out.
 _RUNAWAY = re.compile(r"\u201d\s*[\]}].*$", re.DOTALL)
-_TAG_QUESTION = re.compile(r",\s*(?:don't|doesn't|isn't|aren't|wasn't|didn't|won't|can't|right|no)\b[^,?]*\?$", re.IGNORECASE)
 # The tiny models ramble; context beyond a few recent turns rarely resolves a reference.
 CONTEXT_TURNS = 4
 # A dialogue can call the same person "he" for many turns after naming them once: the worker keeps this
