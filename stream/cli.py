@@ -55,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
         " (see agents/evaluation/atomic_claims.py); halueval: HaluEval QA or dialogue rows, two turns each;"
         " paraphrase: rows of HaluEval QA's shape whose answers reword the knowledge (default: the bundled"
         " hand-written set);"
-        " segmentation: how well claims stand alone over a DiaHalu or HaluEval file's assistant turns;"
+        " segmentation: how well claims stand alone over a DiaHalu or HaluEval file's assistant turns"
+        " (or an AVeriTeC file's claims);"
         " source-hints: whether the sources stage helps knowledge-base search, on an AVeriTeC file",
     )
     evaluate.add_argument("file", type=Path, nargs="?", help="the benchmark file (paraphrase: optional)")

@@ -27,6 +27,7 @@ import orjson
 from agents.errors import InputError, ModelError
 from agents.evaluation.datasets import ClaimCase, DialogueCase, GroundedCase
 from agents.evaluation.metrics import Metrics, classification_metrics, deciding_verdict, percentile
+from agents.evaluation.provenance import prompt_digest
 from agents.evidence.passages import assemble_evidence, is_grounded
 from agents.scoring.calibration import VerifyCalibration, cross_validated_fit, with_swap_rate
 from agents.scoring.selective import (
@@ -92,6 +93,8 @@ class EvalRun:
     timings: dict[str, list[StageTiming]] = field(default_factory=lambda: defaultdict(list))
     seconds: float = 0.0
     calibration: str = ""
+    # Of the prompts behind the judgements (see agents.evaluation.provenance); "" for files saved before it.
+    prompt_digest: str = ""
 
 
 class Progress:
@@ -164,6 +167,7 @@ async def _run_cases(
     run: EvalRun,
     cases: Sequence[tuple[CaseResult, C]],
     check: Callable[[CaseResult, C], Awaitable[tuple[str, str]]],
+    pipeline: Pipeline,
     show_progress: bool,
 ) -> EvalRun:
     """Fill each case's pipeline and model-alone labels from ``check``; a model failure fails that case only."""
@@ -178,6 +182,7 @@ async def _run_cases(
         if progress:
             progress.step()
     run.seconds = time.perf_counter() - started
+    run.prompt_digest = prompt_digest(run.cases, pipeline.prompts.verify)
     return run
 
 
@@ -195,7 +200,7 @@ async def _evaluate_claims(
         return predicted.value, alone.value
 
     rows = [(CaseResult(case_id=c.case_id, position=i, gold=c.label.value), c) for i, c in enumerate(cases)]
-    return await _run_cases(run, rows, labels, show_progress)
+    return await _run_cases(run, rows, labels, pipeline, show_progress)
 
 
 async def _check_claim(pipeline: Pipeline, run: EvalRun, result: CaseResult, case: ClaimCase) -> tuple[Label, Label]:
@@ -248,7 +253,7 @@ async def evaluate_diahalu(cases: Sequence[DialogueCase], pipeline: Pipeline, sh
         return DialogueLabel.of(any_false), DialogueLabel.of(alone_false)
 
     rows = [(CaseResult(case_id=c.case_id, position=i, gold=DialogueLabel.of(c.hallucination)), c) for i, c in enumerate(cases)]
-    return await _run_cases(run, rows, labels, show_progress)
+    return await _run_cases(run, rows, labels, pipeline, show_progress)
 
 
 def grounded_prediction(label: Label) -> DialogueLabel:
@@ -270,19 +275,21 @@ async def evaluate_halueval(
         return grounded_prediction(predicted), grounded_prediction(alone)
 
     rows = [(CaseResult(case_id=c.case_id, position=c.row, gold=DialogueLabel.of(c.hallucination)), c) for c in cases]
-    return await _run_cases(run, rows, labels, show_progress)
+    return await _run_cases(run, rows, labels, pipeline, show_progress)
 
 
 def save_judgements(run: EvalRun, path: Path) -> None:
     """Write what the model said on every row, so calibrations can be refitted without the model."""
-    data = {"dataset": run.dataset, "labels": run.labels, "seconds": run.seconds, "errors": run.errors, "cases": run.cases}
+    data = {"dataset": run.dataset, "labels": run.labels, "seconds": run.seconds, "errors": run.errors,
+            "prompt_digest": run.prompt_digest, "cases": run.cases}
     path.write_bytes(orjson.dumps(data))
 
 
 def load_judgements(path: Path) -> EvalRun:
     try:
         data = orjson.loads(path.read_bytes())
-        run = EvalRun(dataset=data["dataset"], labels=tuple(data["labels"]), seconds=data["seconds"], errors=data["errors"])
+        run = EvalRun(dataset=data["dataset"], labels=tuple(data["labels"]), seconds=data["seconds"], errors=data["errors"],
+                      prompt_digest=data.get("prompt_digest", ""))
         for c in data["cases"]:
             run.cases.append(CaseResult(
                 case_id=c["case_id"], position=c["position"], gold=c["gold"], predicted=c["predicted"],

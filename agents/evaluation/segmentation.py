@@ -1,11 +1,14 @@
 """How well segmentation makes claims that stand alone, measured over the turns of a dialogue file.
 
 For every assistant turn of a DiaHalu or HaluEval file, with the dialogue
-before it as context, it runs the segment stage and counts what a checker
-cannot use: claims that begin with an unresolved pronoun (an "it" that
-stands for nothing, as in "It takes years to ...", is counted apart), near-duplicate
-pairs within a turn, factual turns that yield no claim (they would pass
-unchecked), and claims made of the user's words rather than the reply's.
+before it as context (or every claim of an AVeriTeC file, as its own turn),
+it runs the segment stage and counts what a checker cannot use: claims that
+begin with an unresolved pronoun (an "it" that stands for nothing, as in "It
+takes years to ...", is counted apart), near-duplicate pairs within a turn,
+factual turns that yield no claim (they would pass unchecked), and claims
+made of the user's words rather than the reply's.
+:func:`claim_drift` compares the claims of saved judgements with what the
+stage makes of the same turns today.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from itertools import combinations
 from pathlib import Path
 
 from agents.errors import InputError
-from agents.evaluation.datasets import read_diahalu, read_halueval
-from agents.evaluation.harness import Progress
+from agents.evaluation.datasets import read_averitec, read_diahalu, read_halueval
+from agents.evaluation.harness import CaseResult, Progress
 from agents.inputs import read_jsonl
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
@@ -81,13 +84,16 @@ class SegmentationReport:
 
 
 def dialogue_turns(path: Path, limit: int | None = None) -> list[TurnInContext]:
-    """The assistant turns of a DiaHalu or HaluEval file, each with the dialogue before it."""
+    """The assistant turns of a DiaHalu or HaluEval file, each with the dialogue before it; an AVeriTeC
+    file's claims as turns without context, the way the eval harness checks them."""
     first = next(read_jsonl(path), None)
     if first is None:
         raise InputError(f"{path} is empty: give a DiaHalu or HaluEval JSONL file")
     row = first[1]
     if "knowledge" in row:
         return [TurnInContext(c.turn, c.context) for c in read_halueval(path, limit)]
+    if "claim" in row:
+        return [TurnInContext(c.turn, ()) for c in read_averitec(path, limit)]
     if "turns" in row:
         found = []
         for case in read_diahalu(path, limit):
@@ -97,7 +103,7 @@ def dialogue_turns(path: Path, limit: int | None = None) -> list[TurnInContext]:
                     found.append(TurnInContext(turn, tuple(context)))
                 context.append(ContextLine(role=turn.role, text=turn.text[:2000]))
         return found
-    raise InputError(f"{path}:1: neither a DiaHalu row (turns) nor a HaluEval row (knowledge)")
+    raise InputError(f"{path}:1: neither a DiaHalu row (turns), a HaluEval row (knowledge) nor an AVeriTeC row (claim)")
 
 
 def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimSet, parser: SentenceParser) -> None:
@@ -148,6 +154,34 @@ async def evaluate_segmentation(
             progress.step()
     report.seconds = time.perf_counter() - started
     return report
+
+
+async def claim_drift(
+    cases: Sequence[CaseResult],
+    items: Sequence[TurnInContext],
+    model: ModelRunner,
+    prompt: PromptTemplate,
+    parser: SentenceParser,
+) -> list[str]:
+    """The turns whose saved claims differ from what segment makes of them now, one line each.
+
+    ``items`` are the file's assistant turns (:func:`dialogue_turns`)
+    and ``model`` answers segment prompts, usually from a recording; a turn the saved cases lack
+    (a failed row) is not compared.
+    """
+    saved = {
+        (t.evidence.claimset.conversation_id, t.evidence.claimset.turn_id): [c.text for c in t.evidence.claimset.claims]
+        for case in cases for t in case.judged
+    }
+    drift = []
+    for item in items:
+        key = (item.turn.conversation_id, item.turn.turn_id)
+        if key not in saved:
+            continue
+        now = [c.text for c in (await segment(item.turn, item.context, model, prompt, parser)).claims]
+        if now != saved[key]:
+            drift.append(f"{key[0]} {key[1]}: saved {saved[key]} now {now}")
+    return drift
 
 
 def format_segmentation(r: SegmentationReport) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agents.evidence.passages import render_evidence
+from agents.model.backend import Prompt
 from agents.model.prompting import PromptTemplate, numbered
 from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
@@ -32,6 +33,12 @@ class SufficiencyOutput:
     checks: tuple[SufficiencyCheck, ...] = field(metadata={"max_items": 32})
 
 
+def sufficiency_prompt(evidence: Evidence, prompt: PromptTemplate) -> Prompt:
+    """The sufficiency call's prompt: the evidence and the claims as the model reads them."""
+    return prompt.render(evidence=render_evidence(evidence.passages),
+                         claims=numbered([claim_as_read(c) for c in evidence.claimset.claims]))
+
+
 async def assess_sufficiency(
     evidence: Evidence, model: ModelRunner, prompt: PromptTemplate
 ) -> tuple[tuple[ClaimSufficiency, ...], StageTiming]:
@@ -47,8 +54,7 @@ async def assess_sufficiency(
         )
         return none, clock.stop()
     schema = schema_with_items(SufficiencyOutput, "checks", len(claims))
-    rendered = prompt.render(evidence=render_evidence(evidence.passages), claims=numbered([claim_as_read(c) for c in claims]))
-    generation = await model.generate(rendered, SufficiencyOutput, schema=schema)
+    generation = await model.generate(sufficiency_prompt(evidence, prompt), SufficiencyOutput, schema=schema)
     clock.add(generation)
     results = []
     for i, (claim, check) in enumerate(zip(claims, generation.output.checks)):

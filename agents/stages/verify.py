@@ -163,6 +163,21 @@ async def ask_verdicts(model: ModelRunner, prompt: Prompt, count: int) -> Genera
     return await model.generate(prompt, VerifyOutput, schema=schema_with_items(VerifyOutput, "verdicts", count))
 
 
+def verify_prompt(evidence: Evidence, prompts: VerifyPrompts) -> Prompt:
+    """The one verify call's prompt for a claim set: with its evidence, or closed-book when it has none."""
+    read = [claim_as_read(c) for c in evidence.claimset.claims]
+    claim_list = numbered(read)
+    rendered_evidence = render_evidence(evidence.passages)
+    if evidence.passages:
+        rendered = prompts.with_evidence.render(evidence=rendered_evidence, claims=claim_list)
+    else:
+        rendered = prompts.closed_book.render(claims=claim_list)
+    # While reading the prompt, the runner scores each claim's tokens given the evidence before it
+    # (closed-book: given the model's own knowledge); see evidence_fit.
+    return dataclasses.replace(rendered, scored=tuple(" " + text for text in read),
+                               reference=rendered_evidence if evidence.passages else "")
+
+
 async def judge(
     evidence: Evidence,
     model: ModelRunner,
@@ -173,17 +188,7 @@ async def judge(
     claims = evidence.claimset.claims
     if not claims:
         return [], clock
-    read = [claim_as_read(c) for c in claims]
-    claim_list = numbered(read)
-    rendered_evidence = render_evidence(evidence.passages)
-    if evidence.passages:
-        rendered = prompts.with_evidence.render(evidence=rendered_evidence, claims=claim_list)
-    else:
-        rendered = prompts.closed_book.render(claims=claim_list)
-    # While reading the prompt, the runner scores each claim's tokens given the evidence before it
-    # (closed-book: given the model's own knowledge); see evidence_fit.
-    rendered = dataclasses.replace(rendered, scored=tuple(" " + text for text in read), reference=rendered_evidence if evidence.passages else "")
-    generation = await ask_verdicts(model, rendered, len(claims))
+    generation = await ask_verdicts(model, verify_prompt(evidence, prompts), len(claims))
     clock.add(generation)
     scores = list(generation.label_scores) + [UNIFORM] * len(claims)
     priors = await prompts.priors.at(model, prompts, len(claims), bool(evidence.passages))

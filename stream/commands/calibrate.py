@@ -18,14 +18,15 @@ from agents.evaluation.harness import (
     EvalRun,
     evaluate_averitec,
     evaluate_diahalu,
-    load_judgements,
     save_judgements,
     selective_rows,
 )
 from agents.evaluation.replay_scoring import report_selective_rows
 from agents.inputs import read_jsonl
 from agents.scoring.selective import SelectiveFit, fit_selective, plot_curves
+from agents.stages.verify import VerifyPrompts
 from stream.build import build_pipeline
+from stream.commands.evaluate import load_checked_judgements
 from stream.settings import Settings
 
 
@@ -47,7 +48,7 @@ def detect_format(path: Path) -> str:
 
 async def judged_run(args: argparse.Namespace, settings: Settings) -> EvalRun:
     if args.judgements:
-        run = load_judgements(args.judgements)
+        run = load_checked_judgements(args.judgements, VerifyPrompts.load())
         require_both_classes([c.gold for c in run.cases], args.judgements)
         return run
     kind = detect_format(args.file)

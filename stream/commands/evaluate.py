@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -27,12 +28,14 @@ from agents.evaluation.harness import (
     save_judgements,
 )
 from agents.evaluation.injection import Case, with_reply_suffix
+from agents.evaluation.provenance import staleness
 from agents.evaluation.segmentation import dialogue_turns, evaluate_segmentation, format_segmentation
 from agents.evaluation.source_hints import evaluate_source_hints, format_source_hints
 from agents.model.runner import ModelRunner
 from agents.scoring.selective import DEFAULT_PATH as SELECTIVE_PATH
 from agents.scoring.selective import SelectiveFit
 from agents.stages.pipeline import Pipeline
+from agents.stages.verify import VerifyPrompts
 from agents.testing.recorded_backend import RecordedBackend, RecordingBackend
 from stream.build import build_pipeline
 from stream.commands.common import dump_json
@@ -104,6 +107,16 @@ async def run_source_hints_eval(args: argparse.Namespace, settings: Settings) ->
     return 0
 
 
+def load_checked_judgements(path: Path, prompts: VerifyPrompts) -> EvalRun:
+    """Saved judgements, with a warning on stderr when they were made from other prompts than today's:
+    figures from them would then describe code that is gone."""
+    run = load_judgements(path)
+    if (why := staleness(run.prompt_digest, run.cases, prompts)) is not None:
+        print(f"warning: {path} may be stale: {why}; run the model again with --save-judgements {path}",
+              file=sys.stderr)
+    return run
+
+
 async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     if args.file is None:
         if args.dataset != "paraphrase":
@@ -125,11 +138,11 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         raise InputError(f"--fit-calibration needs rows a verdict can be fitted on: use it with {', '.join(FITTABLE)}")
     if args.fit_with and not args.fit_calibration:
         raise InputError("--fit-with adds rows to a fit: give --fit-calibration OUT too")
-    also = [load_judgements(path) for path in args.fit_with]
     pipeline = build_pipeline(settings)
+    also = [load_checked_judgements(path, pipeline.prompts.verify) for path in args.fit_with]
     if args.judgements:
         # Re-decide saved judgements under the current calibration: no model run.
-        run = load_judgements(args.judgements)
+        run = load_checked_judgements(args.judgements, pipeline.prompts.verify)
         if run.dataset != args.dataset:
             raise InputError(f"{args.judgements} holds {run.dataset} judgements, not {args.dataset}")
         redecide(run, pipeline.calibration)

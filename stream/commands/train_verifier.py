@@ -31,13 +31,13 @@ from agents.evaluation.harness import (
     EvalRun,
     build_report,
     fit_calibration,
-    load_judgements,
     redecide,
     save_judgements,
 )
 from agents.scoring.calibration import VerifyCalibration
+from agents.stages.verify import VerifyPrompts
 from stream.build import build_pipeline
-from stream.commands.evaluate import judge_file
+from stream.commands.evaluate import judge_file, load_checked_judgements
 from stream.settings import Settings
 
 # (kind, the file it is built from: under the data directory, or bundled with halluwatch)
@@ -54,7 +54,7 @@ async def judged_runs(args: argparse.Namespace, settings: Settings) -> list[Eval
     for kind, relative in TRAINING_SETS:
         saved = args.judgements / f"{kind}-judgements.json" if args.judgements else None
         if saved is not None and saved.exists():
-            run = load_judgements(saved)
+            run = load_checked_judgements(saved, VerifyPrompts.load())
             if run.dataset != kind:
                 raise InputError(f"{saved} holds {run.dataset} judgements, not {kind}: name each file <kind>-judgements.json")
             print(f"{kind}: the model's judgements of {len(run.cases)} rows from {saved}", flush=True)

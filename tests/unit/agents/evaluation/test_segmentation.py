@@ -29,6 +29,20 @@ def test_assistant_turns_come_with_the_dialogue_before_them(tmp_path: Path) -> N
     assert items[1].context[-1].role is Role.USER
 
 
+def test_an_averitec_claim_is_a_turn_of_its_own_without_context(tmp_path: Path) -> None:
+    row = {"id": "averitec-dev-1", "claim": "The bridge opened in 1932.", "claim_date": "1-2-2020", "label": "true",
+           "evidence": [{"question": "When did it open?", "answer": "In 1932."}]}
+    (item,) = dialogue_turns(write(tmp_path, row))
+    assert (item.turn.text, item.turn.role, item.context) == ("The bridge opened in 1932.", Role.ASSISTANT, ())
+
+
+def test_a_row_of_no_known_set_is_named(tmp_path: Path) -> None:
+    from agents.errors import InputError
+
+    with pytest.raises(InputError, match="rows.jsonl:1: neither a DiaHalu row"):
+        dialogue_turns(write(tmp_path, {"text": "hello"}))
+
+
 async def test_each_problem_is_counted(scripted, parser, tmp_path: Path) -> None:
     # The model leaves a pronoun, repeats a claim, echoes the user's question and misses a factual turn.
     runner, _ = scripted({"segment": lambda p: '{"claims":["The Eiffel Tower is in Paris.","The Eiffel Tower is located in Paris.",'

@@ -1,0 +1,141 @@
+"""Saved judgements say when they no longer match the code: their prompts' digest, and a replay of their claims."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from agents.evaluation.datasets import DialogueCase
+from agents.evaluation.harness import PARAPHRASE_FILE, EvalRun, evaluate_diahalu, load_judgements, save_judgements
+from agents.evaluation.provenance import prompt_digest, staleness
+from agents.evaluation.segmentation import claim_drift, dialogue_turns
+from agents.model.runner import ModelRunner
+from agents.parsing import shared_parser
+from agents.scoring.calibration import VerifyCalibration
+from agents.stages.pipeline import Pipeline, Prompts
+from agents.stages.verify import VerifyPrompts
+from agents.testing.recorded_backend import RecordedBackend
+from schemas import Role, Turn
+from stream.settings import Settings
+from tests.conftest import SHARED_DATA
+
+ROOT = Path(__file__).resolve().parents[4]
+RESULTS = ROOT / "docs" / "results"
+
+
+def dialogue(case_id: str, *assistant: str) -> DialogueCase:
+    turns = []
+    for i, text in enumerate(assistant):
+        turns += [Turn(conversation_id=case_id, turn_id=f"U{i}", role=Role.USER, text="Tell me more."),
+                  Turn(conversation_id=case_id, turn_id=f"B{i}", role=Role.ASSISTANT, text=text)]
+    return DialogueCase(case_id=case_id, turns=tuple(turns), hallucination=False, hallucinated_turns=())
+
+
+CASES = [dialogue("nile", "The Nile flows north.", "It ends in the Mediterranean."), dialogue("alps", "Mont Blanc is 4805 m high.")]
+
+
+def echo_segment(p) -> str:
+    """Every reply is one claim, its own text."""
+    return '{"claims":["%s"]}' % p.variable.rsplit("Reply: ", 1)[1].strip()
+
+
+@pytest.fixture
+async def judged(scripted) -> tuple[EvalRun, Pipeline]:
+    runner, _ = scripted({"segment": echo_segment, "verify_closed_book": '{"verdicts":[{"label":"true","why":"x"}]}',
+                          "justify": '{"errors":[],"corrected_text":"x"}'})
+    pipeline = Pipeline(runner, Prompts.load(), VerifyCalibration.identity(), shared_parser(), max_rounds=1)
+    return await evaluate_diahalu(CASES, pipeline, show_progress=False), pipeline
+
+
+async def test_a_run_records_its_prompts_digest_and_keeps_it_through_a_saved_file(judged, tmp_path: Path) -> None:
+    run, pipeline = judged
+    assert run.prompt_digest == prompt_digest(run.cases, pipeline.prompts.verify)
+    save_judgements(run, tmp_path / "j.json")
+    loaded = load_judgements(tmp_path / "j.json")
+    assert loaded.prompt_digest == run.prompt_digest
+    assert staleness(loaded.prompt_digest, loaded.cases, pipeline.prompts.verify) is None
+
+
+async def test_the_digest_changes_with_a_prompt_edit_or_another_claim(judged) -> None:
+    run, pipeline = judged
+    prompts = pipeline.prompts.verify
+    edited = dataclasses.replace(prompts, closed_book=dataclasses.replace(
+        prompts.closed_book, static=prompts.closed_book.static + "Answer in French.\n"))
+    assert staleness(run.prompt_digest, run.cases, edited) is not None
+
+    turn = run.cases[0].judged[0]
+    claimset = turn.evidence.claimset
+    reworded = dataclasses.replace(claimset, claims=(dataclasses.replace(claimset.claims[0], text="The Nile flows south."),))
+    changed = dataclasses.replace(turn, evidence=dataclasses.replace(turn.evidence, claimset=reworded))
+    run.cases[0].judged[0] = changed
+    assert prompt_digest(run.cases, prompts) != run.prompt_digest
+    assert "before runs recorded" in staleness("", run.cases, prompts)
+
+
+async def test_claim_drift_names_each_turn_whose_claims_segment_now_writes_differently(judged, scripted, tmp_path: Path) -> None:
+    run, pipeline = judged
+    path = tmp_path / "dialogues.jsonl"
+    path.write_bytes(b"".join(orjson.dumps({
+        "id": case.case_id, "label": "factual",
+        "turns": [{"speaker": t.turn_id, "role": t.role.value, "text": t.text} for t in case.turns],
+    }) + b"\n" for case in CASES))
+    items = dialogue_turns(path)
+    same, _ = scripted({"segment": echo_segment})
+    assert await claim_drift(run.cases, items, same, pipeline.prompts.segment, pipeline.parser) == []
+
+    def rewords_the_height(p) -> str:
+        return '{"claims":["Mont Blanc stands 4805 m high."]}' if "Mont Blanc" in p.variable else echo_segment(p)
+
+    other, _ = scripted({"segment": rewords_the_height})
+    drift = await claim_drift(run.cases, items, other, pipeline.prompts.segment, pipeline.parser)
+    assert drift == ["alps B0: saved ['Mont Blanc is 4805 m high.'] now ['Mont Blanc stands 4805 m high.']"]
+
+
+SAVED = sorted(RESULTS.glob("*-judgements.json"))
+
+
+@pytest.mark.parametrize("path", SAVED, ids=[p.name for p in SAVED])
+def test_every_shipped_judgements_file_was_made_from_the_prompts_the_code_writes_today(path: Path) -> None:
+    """The README's figures and the shipped verifier come from these files; a prompt or rendering change
+    must come with a re-run (`halluwatch eval KIND FILE --save-judgements PATH`), or they describe old code."""
+    run = load_judgements(path)
+    assert staleness(run.prompt_digest, run.cases, VerifyPrompts.load()) is None, (
+        f"{path.name} is stale: re-run `halluwatch eval {run.dataset} ... --save-judgements {path}`")
+
+
+RECORDED = [("halueval", SHARED_DATA / "halueval-qa/dev-public.jsonl"), ("diahalu", SHARED_DATA / "diahalu/dev-public.jsonl"),
+            ("averitec", SHARED_DATA / "averitec/dev-public.jsonl"), ("paraphrase", PARAPHRASE_FILE)]
+
+
+@pytest.mark.skipif(not SHARED_DATA.exists(), reason="../shared/data is not beside the checkout")
+@pytest.mark.parametrize(("kind", "data"), RECORDED, ids=[k for k, _ in RECORDED])
+async def test_the_recorded_segment_answers_replay_to_the_claims_of_the_shipped_judgements(kind: str, data: Path) -> None:
+    """Segmentation rules run after the model: a rule change shows here as drift, before the figures go stale."""
+    run = load_judgements(RESULTS / f"{kind}-judgements.json")
+    prompts = Prompts.load()
+    model = ModelRunner(Settings().model, backend=RecordedBackend.load(RESULTS / f"segment-answers-{kind}.jsonl"))
+    async with model:
+        drift = await claim_drift(run.cases, dialogue_turns(data), model, prompts.segment, shared_parser())
+    assert drift == [], (
+        f"{len(drift)} turns of {kind}-judgements.json have other claims today, e.g. {drift[:2]}: re-record the "
+        f"segment answers if the model's answers changed (`eval segmentation --save-answers`), then re-run the judgements")
+
+
+def test_eval_warns_when_the_judgements_it_re_decides_are_stale(tmp_path: Path) -> None:
+    stale = load_judgements(RESULTS / "paraphrase-judgements.json")
+    stale.prompt_digest = "0" * 16
+    save_judgements(stale, tmp_path / "paraphrase-judgements.json")
+    done = subprocess.run([sys.executable, "-m", "stream.cli", "eval", "paraphrase",
+                           "--judgements", str(tmp_path / "paraphrase-judgements.json")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "may be stale: the model would now read other verify or sufficiency prompts" in done.stderr
+    fresh = subprocess.run([sys.executable, "-m", "stream.cli", "eval", "paraphrase",
+                            "--judgements", "docs/results/paraphrase-judgements.json"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert "stale" not in fresh.stderr
