@@ -73,6 +73,26 @@ def test_the_counters_count_what_a_checker_cannot_use(parser, tmp_path: Path) ->
     assert "MISSES target" in format_segmentation(report)
 
 
+def test_pairs_the_duplicate_rule_keeps_but_that_may_say_one_thing_are_counted_to_read(parser, tmp_path: Path) -> None:
+    from agents.evaluation.segmentation import SegmentationReport, possible_restatement, score_turn
+    from agents.stages.segment import claimset_for
+
+    assert possible_restatement("The new dam could cause floods in Tulsa.", "The new dam could lead to floods in Tulsa.")
+    assert possible_restatement("Ann Lee was a writer.", "Ann Lee was a singer.")  # read by hand: distinct
+    assert not possible_restatement("The dam opened in 1950.", "The dam opened in 1960.")  # another value
+    assert not possible_restatement("Ann Lee lives in Oslo.", "Ann Lee lives in Bergen.")
+    assert not possible_restatement("The dam could cause floods.", "Tulsa has a large airport.")
+
+    first, _ = dialogue_turns(write(tmp_path, DIAHALU))
+    report = SegmentationReport(file="x")
+    score_turn(report, first, claimset_for(first.turn, first.context, [
+        "The Eiffel Tower is in Paris.", "The Eiffel Tower is located in Paris.",  # the rule's kind: not both
+        "The Eiffel Tower opened to visitors in 1889.", "The Eiffel Tower welcomed its first visitors in 1889."]), parser)
+    assert (report.duplicate_pairs, report.possible_restatements) == (1, 1)
+    text = format_segmentation(report)
+    assert "possible restatements left:    1" in text and "welcomed its first visitors" in text
+
+
 def test_a_he_the_dialogue_never_names_is_unresolved_and_shown_apart(parser, tmp_path: Path) -> None:
     from agents.evaluation.segmentation import SegmentationReport, score_turn
     from agents.stages.segment import claimset_for
