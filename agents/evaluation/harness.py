@@ -93,8 +93,10 @@ class EvalRun:
     timings: dict[str, list[StageTiming]] = field(default_factory=lambda: defaultdict(list))
     seconds: float = 0.0
     calibration: str = ""
-    # Of the prompts behind the judgements (see agents.evaluation.provenance); "" for files saved before it.
+    # Of the prompts behind the judgements (see agents.evaluation.provenance), and the model that answered
+    # them (ModelConfig.name); "" for files saved before they were kept.
     prompt_digest: str = ""
+    model: str = ""
 
 
 class Progress:
@@ -183,6 +185,7 @@ async def _run_cases(
             progress.step()
     run.seconds = time.perf_counter() - started
     run.prompt_digest = prompt_digest(run.cases, pipeline.prompts.verify)
+    run.model = pipeline.model.config.name
     return run
 
 
@@ -281,7 +284,7 @@ async def evaluate_halueval(
 def save_judgements(run: EvalRun, path: Path) -> None:
     """Write what the model said on every row, so calibrations can be refitted without the model."""
     data = {"dataset": run.dataset, "labels": run.labels, "seconds": run.seconds, "errors": run.errors,
-            "prompt_digest": run.prompt_digest, "cases": run.cases}
+            "prompt_digest": run.prompt_digest, "model": run.model, "cases": run.cases}
     path.write_bytes(orjson.dumps(data))
 
 
@@ -289,7 +292,7 @@ def load_judgements(path: Path) -> EvalRun:
     try:
         data = orjson.loads(path.read_bytes())
         run = EvalRun(dataset=data["dataset"], labels=tuple(data["labels"]), seconds=data["seconds"], errors=data["errors"],
-                      prompt_digest=data.get("prompt_digest", ""))
+                      prompt_digest=data.get("prompt_digest", ""), model=data.get("model", ""))
         for c in data["cases"]:
             run.cases.append(CaseResult(
                 case_id=c["case_id"], position=c["position"], gold=c["gold"], predicted=c["predicted"],

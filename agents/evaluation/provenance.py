@@ -10,6 +10,7 @@ describe code that no longer exists. Two checks catch that without the model:
   saved claim set, rendered again from the saved evidence with the current
   templates and code. A run stores it when it is made; a later digest that
   differs means the model would now read other prompts.
+- :func:`other_model` compares the model a run recorded with the one in use.
 - :func:`~agents.evaluation.segmentation.claim_drift` replays recorded
   segment answers (``eval segmentation --save-answers``) through the current
   segment stage and lists the turns whose claims differ from the saved ones.
@@ -62,4 +63,11 @@ def staleness(run_digest: str, cases: Iterable[SavedCase], prompts: VerifyPrompt
         return "they were saved before runs recorded their prompts, so whether they match the current code is unknown"
     if run_digest != prompt_digest(cases, prompts):
         return "the model would now read other verify or sufficiency prompts than it did when they were made"
+    return None
+
+
+def other_model(made_with: str, model: str) -> str | None:
+    """Why judgements made with one model do not describe another (None when the same, or not recorded)."""
+    if made_with and made_with != model:
+        return f"they were made with {made_with}, and the model now is {model}"
     return None

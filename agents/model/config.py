@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+EMBEDDED_MODEL = "embedded Gemma 3 270M Q4_K_M"
+
 
 @dataclass(frozen=True)
 class ModelConfig:
@@ -19,3 +21,8 @@ class ModelConfig:
     seed: int = 0
     prefix_reuse: bool = True
     cache_dir: Path = Path.home() / ".cache" / "halluwatch"
+
+    @property
+    def name(self) -> str:
+        """Which model this is, for the record of what a result was made with."""
+        return EMBEDDED_MODEL if self.model_path is None else Path(self.model_path).name

@@ -48,7 +48,7 @@ def detect_format(path: Path) -> str:
 
 async def judged_run(args: argparse.Namespace, settings: Settings) -> EvalRun:
     if args.judgements:
-        run = load_checked_judgements(args.judgements, VerifyPrompts.load())
+        run = load_checked_judgements(args.judgements, VerifyPrompts.load(), settings.model.name)
         require_both_classes([c.gold for c in run.cases], args.judgements)
         return run
     kind = detect_format(args.file)

@@ -28,7 +28,7 @@ from agents.evaluation.harness import (
     save_judgements,
 )
 from agents.evaluation.injection import Case, with_reply_suffix
-from agents.evaluation.provenance import staleness
+from agents.evaluation.provenance import other_model, staleness
 from agents.evaluation.segmentation import dialogue_turns, evaluate_segmentation, format_segmentation
 from agents.evaluation.source_hints import evaluate_source_hints, format_source_hints
 from agents.model.runner import ModelRunner
@@ -107,13 +107,14 @@ async def run_source_hints_eval(args: argparse.Namespace, settings: Settings) ->
     return 0
 
 
-def load_checked_judgements(path: Path, prompts: VerifyPrompts) -> EvalRun:
-    """Saved judgements, with a warning on stderr when they were made from other prompts than today's:
-    figures from them would then describe code that is gone."""
+def load_checked_judgements(path: Path, prompts: VerifyPrompts, model: str) -> EvalRun:
+    """Saved judgements, with a warning on stderr when they were made from other prompts than today's or by
+    another model than ``model``: figures from them would then describe code or a model that is not in use."""
     run = load_judgements(path)
-    if (why := staleness(run.prompt_digest, run.cases, prompts)) is not None:
-        print(f"warning: {path} may be stale: {why}; run the model again with --save-judgements {path}",
-              file=sys.stderr)
+    for why in (staleness(run.prompt_digest, run.cases, prompts), other_model(run.model, model)):
+        if why is not None:
+            print(f"warning: {path} may be stale: {why}; run the model again with --save-judgements {path}",
+                  file=sys.stderr)
     return run
 
 
@@ -139,10 +140,10 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     if args.fit_with and not args.fit_calibration:
         raise InputError("--fit-with adds rows to a fit: give --fit-calibration OUT too")
     pipeline = build_pipeline(settings)
-    also = [load_checked_judgements(path, pipeline.prompts.verify) for path in args.fit_with]
+    also = [load_checked_judgements(path, pipeline.prompts.verify, settings.model.name) for path in args.fit_with]
     if args.judgements:
         # Re-decide saved judgements under the current calibration: no model run.
-        run = load_checked_judgements(args.judgements, pipeline.prompts.verify)
+        run = load_checked_judgements(args.judgements, pipeline.prompts.verify, settings.model.name)
         if run.dataset != args.dataset:
             raise InputError(f"{args.judgements} holds {run.dataset} judgements, not {args.dataset}")
         redecide(run, pipeline.calibration)

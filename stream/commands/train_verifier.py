@@ -54,7 +54,7 @@ async def judged_runs(args: argparse.Namespace, settings: Settings) -> list[Eval
     for kind, relative in TRAINING_SETS:
         saved = args.judgements / f"{kind}-judgements.json" if args.judgements else None
         if saved is not None and saved.exists():
-            run = load_checked_judgements(saved, VerifyPrompts.load())
+            run = load_checked_judgements(saved, VerifyPrompts.load(), settings.model.name)
             if run.dataset != kind:
                 raise InputError(f"{saved} holds {run.dataset} judgements, not {kind}: name each file <kind>-judgements.json")
             print(f"{kind}: the model's judgements of {len(run.cases)} rows from {saved}", flush=True)

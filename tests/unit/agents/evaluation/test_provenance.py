@@ -12,8 +12,9 @@ import pytest
 
 from agents.evaluation.datasets import DialogueCase
 from agents.evaluation.harness import PARAPHRASE_FILE, EvalRun, evaluate_diahalu, load_judgements, save_judgements
-from agents.evaluation.provenance import prompt_digest, staleness
+from agents.evaluation.provenance import other_model, prompt_digest, staleness
 from agents.evaluation.segmentation import claim_drift, dialogue_turns
+from agents.model.config import EMBEDDED_MODEL, ModelConfig
 from agents.model.runner import ModelRunner
 from agents.parsing import shared_parser
 from agents.scoring.calibration import VerifyCalibration
@@ -55,10 +56,13 @@ async def judged(scripted) -> tuple[EvalRun, Pipeline]:
 async def test_a_run_records_its_prompts_digest_and_keeps_it_through_a_saved_file(judged, tmp_path: Path) -> None:
     run, pipeline = judged
     assert run.prompt_digest == prompt_digest(run.cases, pipeline.prompts.verify)
+    assert run.model == EMBEDDED_MODEL
     save_judgements(run, tmp_path / "j.json")
     loaded = load_judgements(tmp_path / "j.json")
-    assert loaded.prompt_digest == run.prompt_digest
+    assert (loaded.prompt_digest, loaded.model) == (run.prompt_digest, run.model)
     assert staleness(loaded.prompt_digest, loaded.cases, pipeline.prompts.verify) is None
+    assert other_model(loaded.model, EMBEDDED_MODEL) is None
+    assert "now is qwen.gguf" in other_model(loaded.model, ModelConfig(model_path=Path("/m/qwen.gguf")).name)
 
 
 async def test_the_digest_changes_with_a_prompt_edit_or_another_claim(judged) -> None:
@@ -106,6 +110,7 @@ def test_every_shipped_judgements_file_was_made_from_the_prompts_the_code_writes
     run = load_judgements(path)
     assert staleness(run.prompt_digest, run.cases, VerifyPrompts.load()) is None, (
         f"{path.name} is stale: re-run `halluwatch eval {run.dataset} ... --save-judgements {path}`")
+    assert run.model == EMBEDDED_MODEL, f"{path.name} was made with {run.model or 'an unrecorded model'}"
 
 
 RECORDED = [("halueval", SHARED_DATA / "halueval-qa/dev-public.jsonl"), ("diahalu", SHARED_DATA / "diahalu/dev-public.jsonl"),
@@ -135,6 +140,11 @@ def test_eval_warns_when_the_judgements_it_re_decides_are_stale(tmp_path: Path) 
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "may be stale: the model would now read other verify or sufficiency prompts" in done.stderr
+    other = subprocess.run([sys.executable, "-m", "stream.cli", "eval", "paraphrase", "--model-path", "/nowhere/qwen.gguf",
+                            "--judgements", "docs/results/paraphrase-judgements.json"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert other.returncode == 0, other.stderr
+    assert "made with embedded Gemma 3 270M Q4_K_M, and the model now is qwen.gguf" in other.stderr
     fresh = subprocess.run([sys.executable, "-m", "stream.cli", "eval", "paraphrase",
                             "--judgements", "docs/results/paraphrase-judgements.json"],
                            cwd=ROOT, capture_output=True, text=True, timeout=300)
