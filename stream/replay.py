@@ -259,12 +259,16 @@ async def _drain_followers(
     collector: Collector, on_record: Callable[[object], None] | None, deadline: float, alive: Callable[[], bool]
 ) -> None:
     c = collector.collected
+
+    def waiting(v: TurnVerdict) -> bool:
+        # Every verdict that is not true gets a correction; a false one also an alert, published just after
+        # the correction, so a collector that stopped at the correction lost the last alert of a run.
+        turn = (v.evidence.claimset.conversation_id, v.evidence.claimset.turn_id)
+        return v.label is not Label.TRUE and (
+            ids.correction_id(*turn) not in c.corrections or (v.label is Label.FALSE and ids.alert_id(*turn) not in c.alerts))
+
     while time.monotonic() < deadline and alive():
-        waiting = [
-            v for v in c.verdicts.values()
-            if v.label is not Label.TRUE and ids.correction_id(v.evidence.claimset.conversation_id, v.evidence.claimset.turn_id) not in c.corrections
-        ]
-        if not waiting:
+        if not any(waiting(v) for v in c.verdicts.values()):
             return
         await collector.poll(on_record)
 

@@ -165,12 +165,19 @@ def is_user_text(claim: str, turn_text: str, context: Sequence[ContextLine]) -> 
     return coverage(words, content_words(turn_text)) < 0.5 and coverage(words, user_words) >= 0.75
 
 
-_ENDING = re.compile(r"(?<=\w{3})(ing|ed|es|s)$")
+# An inflection ending, not the "eed" of "succeed" or "agreed"; and a final "e" that the ending replaced
+# ("practice" / "practicing", "game" / "games").
+_ENDING = re.compile(r"(?<=\w{3})(ing|(?<!e)ed|es|s)$")
+_FINAL_E = re.compile(r"(?<=\w{3})e$")
+
+
+def stem(word: str) -> str:
+    return _FINAL_E.sub("", _ENDING.sub("", word))
 
 
 def stems(text: str) -> set[str]:
     """Content words without their inflection, so "It gets crowded" and "It can get crowded" share "get"."""
-    return {_ENDING.sub("", w) for w in content_words(text)}
+    return {stem(w) for w in content_words(text)}
 
 
 def near_duplicate(a: str, b: str) -> bool:

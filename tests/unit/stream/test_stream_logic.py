@@ -128,3 +128,30 @@ def test_dead_letters_name_their_turn_from_any_stage() -> None:
     for record in (verdict.evidence.claimset, verdict.evidence, verdict):
         assert named(encode(record)) == {("c1", "t1")}, type(record).__name__
     assert named(b"{not json") == set()
+
+
+async def test_a_run_waits_for_the_alert_that_follows_the_last_correction() -> None:
+    # The worker publishes a false turn's correction, then its alert: a run that stopped at the correction
+    # reported one alert fewer than the worker raised (the demo's last alert went missing that way).
+    from schemas import Role, Turn, ids
+    from stream.replay import Collected, wait_for
+
+    verdict = replace(sample_turn_verdict(), verdict_id=ids.verdict_id("c1", "t1"))
+    correction = replace(sample_correction(), correction_id=ids.correction_id("c1", "t1"))
+    alert = replace(make_alert(verdict, correction, now=1.0), alert_id=ids.alert_id("c1", "t1"))
+
+    class OneRecordAPoll:
+        def __init__(self) -> None:
+            self.collected = Collected()
+            self.arriving = [("verdicts", verdict.verdict_id, verdict), ("corrections", correction.correction_id, correction),
+                             ("alerts", alert.alert_id, alert)]
+
+        async def poll(self, on_record=None) -> None:
+            if self.arriving:
+                kind, key, record = self.arriving.pop(0)
+                getattr(self.collected, kind)[key] = record
+
+    collector = OneRecordAPoll()
+    sent = [Turn(conversation_id="c1", turn_id="t1", role=Role.ASSISTANT, text="The tower is in Berlin.")]
+    assert await wait_for(collector, sent, timeout=5.0)
+    assert list(collector.collected.alerts) == [alert.alert_id]
