@@ -4,7 +4,7 @@ Saved judgements (``eval ... --save-judgements``) let every report and every
 refit run in seconds instead of hours, but they go stale silently: a prompt
 edit, a change to how evidence or claims are written into the prompt, or a
 segmentation rule that now yields other claims, and the shipped figures
-describe code that no longer exists. Two checks catch that without the model:
+describe code that no longer exists. These checks catch that without the model:
 
 - :func:`prompt_digest` hashes the verify and sufficiency prompts of every
   saved claim set, rendered again from the saved evidence with the current
