@@ -69,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--fit-with", type=Path, action="append", default=[], metavar="FILE",
                           help="with --fit-calibration: also fit on the even rows of these saved judgements")
     evaluate.add_argument("--judgements", type=Path, metavar="FILE",
-                          help="re-decide judgements saved by --save-judgements instead of running the model")
+                          help="re-decide judgements saved by --save-judgements instead of running the model;"
+                          " (segmentation) list the turns whose saved claims segmentation no longer makes, exit 1 if any")
     evaluate.add_argument("--save-judgements", type=Path, metavar="FILE",
                           help="write what the model said on every row (to refit calibrations without the model)")
     evaluate.add_argument("--append-to-reply", metavar="TEXT",

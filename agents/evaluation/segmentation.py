@@ -14,7 +14,7 @@ stage makes of the same turns today.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -47,6 +47,9 @@ TARGETS = {"unresolved_share": 0.03, "duplicate_pairs": 0, "factual_without_clai
 # / "Snoring could lead to sleep apnea"), to be read by hand: many are distinct claims ("X was a writer" /
 # "X was a producer").
 RESTATEMENT_OVERLAP = 0.4
+
+
+TurnKey = tuple[str, str]  # (conversation_id, turn_id)
 
 
 @dataclass(frozen=True)
@@ -163,44 +166,33 @@ async def evaluate_segmentation(
     parser: SentenceParser,
     name: str,
     show_progress: bool = True,
+    claims_out: dict[TurnKey, list[str]] | None = None,
 ) -> SegmentationReport:
+    """The report over ``items``; ``claims_out``, when given, receives each turn's claims (for :func:`claim_drift`)."""
     report = SegmentationReport(file=name)
     progress = Progress(len(items), "segmentation") if show_progress else None
     started = time.perf_counter()
     for item in items:
-        score_turn(report, item, await segment(item.turn, item.context, model, prompt, parser), parser)
+        claimset = await segment(item.turn, item.context, model, prompt, parser)
+        score_turn(report, item, claimset, parser)
+        if claims_out is not None:
+            claims_out[(item.turn.conversation_id, item.turn.turn_id)] = [c.text for c in claimset.claims]
         if progress:
             progress.step()
     report.seconds = time.perf_counter() - started
     return report
 
 
-async def claim_drift(
-    cases: Sequence[CaseResult],
-    items: Sequence[TurnInContext],
-    model: ModelRunner,
-    prompt: PromptTemplate,
-    parser: SentenceParser,
-) -> list[str]:
-    """The turns whose saved claims differ from what segment makes of them now, one line each.
-
-    ``items`` are the file's assistant turns (:func:`dialogue_turns`)
-    and ``model`` answers segment prompts, usually from a recording; a turn the saved cases lack
-    (a failed row) is not compared.
-    """
+def claim_drift(cases: Sequence[CaseResult], made: Mapping[TurnKey, list[str]]) -> list[str]:
+    """The turns whose saved claims differ from the claims segmentation ``made`` of them now (see
+    ``evaluate_segmentation``'s ``claims_out``), one line each; a turn the saved cases lack (a failed
+    row) is not compared."""
     saved = {
         (t.evidence.claimset.conversation_id, t.evidence.claimset.turn_id): [c.text for c in t.evidence.claimset.claims]
         for case in cases for t in case.judged
     }
-    drift = []
-    for item in items:
-        key = (item.turn.conversation_id, item.turn.turn_id)
-        if key not in saved:
-            continue
-        now = [c.text for c in (await segment(item.turn, item.context, model, prompt, parser)).claims]
-        if now != saved[key]:
-            drift.append(f"{key[0]} {key[1]}: saved {saved[key]} now {now}")
-    return drift
+    return [f"{key[0]} {key[1]}: saved {saved[key]} now {now}"
+            for key, now in made.items() if key in saved and now != saved[key]]
 
 
 def format_segmentation(r: SegmentationReport) -> str:

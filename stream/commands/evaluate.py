@@ -29,7 +29,13 @@ from agents.evaluation.harness import (
 )
 from agents.evaluation.injection import Case, with_reply_suffix
 from agents.evaluation.provenance import other_model, staleness
-from agents.evaluation.segmentation import dialogue_turns, evaluate_segmentation, format_segmentation
+from agents.evaluation.segmentation import (
+    TurnKey,
+    claim_drift,
+    dialogue_turns,
+    evaluate_segmentation,
+    format_segmentation,
+)
 from agents.evaluation.source_hints import evaluate_source_hints, format_source_hints
 from agents.model.runner import ModelRunner
 from agents.scoring.selective import DEFAULT_PATH as SELECTIVE_PATH
@@ -78,11 +84,19 @@ async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) ->
         model = ModelRunner(settings.model, backend=known)
     pipeline = build_pipeline(settings, model=model)
     items = dialogue_turns(args.file, args.limit)
+    saved = load_checked_judgements(args.judgements, pipeline.prompts.verify, settings.model.name) if args.judgements else None
+    made: dict[TurnKey, list[str]] = {}
     async with pipeline.model:
         report = await evaluate_segmentation(
-            items, pipeline.model, pipeline.prompts.segment, pipeline.parser, args.file.name, not args.quiet
+            items, pipeline.model, pipeline.prompts.segment, pipeline.parser, args.file.name, not args.quiet, made
         )
     print(format_segmentation(report))
+    drift = claim_drift(saved.cases, made) if saved is not None else []
+    if saved is not None:
+        print(f"\nclaims of {args.judgements}: {len(drift)} turns differ from what segmentation makes of them now"
+              + (": judge them again (`eval ... --save-judgements`)" if drift else ""))
+        for line in drift[:20]:
+            print(f"  - {line}")
     if recording is not None:
         recording.save(args.save_answers)
         print(f"wrote {len(recording.answers)} segment answers to {args.save_answers}"
@@ -92,7 +106,7 @@ async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) ->
                                        "unresolved_share": report.unresolved_share,
                                        "factual_without_claim_share": report.factual_without_claim_share}))
         print(f"wrote {args.out}")
-    return 0
+    return 1 if drift else 0
 
 
 async def run_source_hints_eval(args: argparse.Namespace, settings: Settings) -> int:

@@ -13,7 +13,7 @@ import pytest
 from agents.evaluation.datasets import DialogueCase
 from agents.evaluation.harness import PARAPHRASE_FILE, EvalRun, evaluate_diahalu, load_judgements, save_judgements
 from agents.evaluation.provenance import other_model, prompt_digest, staleness
-from agents.evaluation.segmentation import claim_drift, dialogue_turns
+from agents.evaluation.segmentation import claim_drift, dialogue_turns, evaluate_segmentation
 from agents.model.config import EMBEDDED_MODEL, ModelConfig
 from agents.model.runner import ModelRunner
 from agents.parsing import shared_parser
@@ -89,14 +89,20 @@ async def test_claim_drift_names_each_turn_whose_claims_segment_now_writes_diffe
         "turns": [{"speaker": t.turn_id, "role": t.role.value, "text": t.text} for t in case.turns],
     }) + b"\n" for case in CASES))
     items = dialogue_turns(path)
+
+    async def made_by(runner: ModelRunner) -> dict:
+        made: dict = {}
+        await evaluate_segmentation(items, runner, pipeline.prompts.segment, pipeline.parser, "x", False, made)
+        return made
+
     same, _ = scripted({"segment": echo_segment})
-    assert await claim_drift(run.cases, items, same, pipeline.prompts.segment, pipeline.parser) == []
+    assert claim_drift(run.cases, await made_by(same)) == []
 
     def rewords_the_height(p) -> str:
         return '{"claims":["Mont Blanc stands 4805 m high."]}' if "Mont Blanc" in p.variable else echo_segment(p)
 
     other, _ = scripted({"segment": rewords_the_height})
-    drift = await claim_drift(run.cases, items, other, pipeline.prompts.segment, pipeline.parser)
+    drift = claim_drift(run.cases, await made_by(other))
     assert drift == ["alps B0: saved ['Mont Blanc is 4805 m high.'] now ['Mont Blanc stands 4805 m high.']"]
 
 
@@ -124,8 +130,10 @@ async def test_the_recorded_segment_answers_replay_to_the_claims_of_the_shipped_
     run = load_judgements(RESULTS / f"{kind}-judgements.json")
     prompts = Prompts.load()
     model = ModelRunner(Settings().model, backend=RecordedBackend.load(RESULTS / f"segment-answers-{kind}.jsonl"))
+    made: dict = {}
     async with model:
-        drift = await claim_drift(run.cases, dialogue_turns(data), model, prompts.segment, shared_parser())
+        await evaluate_segmentation(dialogue_turns(data), model, prompts.segment, shared_parser(), kind, False, made)
+    drift = claim_drift(run.cases, made)
     assert drift == [], (
         f"{len(drift)} turns of {kind}-judgements.json have other claims today, e.g. {drift[:2]}: re-record the "
         f"segment answers if the model's answers changed (`eval segmentation --save-answers`), then re-run the judgements")
