@@ -89,7 +89,9 @@ async def test_worker_survives_a_broker_restart_and_verifies_what_comes_after(tm
         await until(lambda: metric(metrics_port, "halluwatch_broker_up") == 1.0, 30, "the worker to see the broker")
         expected, seen, first = await published_and_verified(settings, "after", alive)
         recovered = time.monotonic() - back_at
-        assert seen == expected, f"{expected - seen} of {expected} turns published after the restart have no verdict"
+        # Failed once in CI (3 of 20 in 120 s) and never in isolation: show what the worker logged.
+        assert seen == expected, (f"{expected - seen} of {expected} turns published after the restart have no verdict;"
+                                  " worker log:\n" + "\n".join(log_path.read_text(errors="replace").splitlines()[-40:]))
         assert metric(metrics_port, "halluwatch_broker_outages_total") == 1.0
         assert alive()
         print(f"broker back -> all {expected} verdicts of the new turns in {recovered:.1f}s (first after {first:.1f}s)")
