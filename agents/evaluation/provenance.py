@@ -11,9 +11,10 @@ describe code that no longer exists. These checks catch that without the model:
   templates and code. A run stores it when it is made; a later digest that
   differs means the model would now read other prompts.
 - :func:`other_model` compares the model a run recorded with the one in use.
-- :func:`~agents.evaluation.segmentation.claim_drift` replays recorded
-  segment answers (``eval segmentation --save-answers``) through the current
-  segment stage and lists the turns whose claims differ from the saved ones.
+- :func:`~agents.evaluation.segmentation.claim_drift` lists the turns whose
+  saved claims differ from those the current segment stage makes, usually
+  from recorded segment answers (``eval segmentation --save-answers``,
+  replayed with ``--answers``).
 """
 
 from __future__ import annotations

@@ -91,8 +91,9 @@ async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) ->
             items, pipeline.model, pipeline.prompts.segment, pipeline.parser, args.file.name, not args.quiet, made
         )
     print(format_segmentation(report))
-    drift = claim_drift(saved.cases, made) if saved is not None else []
+    drift: list[str] = []
     if saved is not None:
+        drift = claim_drift(saved.cases, made)
         print(f"\nclaims of {args.judgements}: {len(drift)} turns differ from what segmentation makes of them now"
               + (": judge them again (`eval ... --save-judgements`)" if drift else ""))
         for line in drift[:20]:

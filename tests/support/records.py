@@ -1,6 +1,8 @@
 """Small hand-built records for unit tests."""
 
+from agents.evaluation.datasets import DialogueCase
 from agents.evidence.passages import assemble_evidence
+from agents.model.backend import Prompt
 from schemas import (
     Citation,
     Claim,
@@ -13,6 +15,8 @@ from schemas import (
     Label,
     LabelScores,
     Passage,
+    Role,
+    Turn,
     TurnVerdict,
 )
 
@@ -58,3 +62,17 @@ def sample_correction() -> Correction:
                       original_text="The tower is in Berlin.", corrected_text="The tower is in Paris.",
                       justification="False: ...", errors=(fix,), score=score,
                       rounds=(JustificationRound(round=0, justification="j", corrected_text="c", score=score, feedback=""),))
+
+
+def dialogue(case_id: str, *assistant: str, hallucination: bool = False) -> DialogueCase:
+    """A DiaHalu-shaped dialogue: "Tell me more." (turn A<i>) before each assistant turn (B<i>)."""
+    turns = []
+    for i, text in enumerate(assistant):
+        turns += [Turn(conversation_id=case_id, turn_id=f"A{i}", role=Role.USER, text="Tell me more."),
+                  Turn(conversation_id=case_id, turn_id=f"B{i}", role=Role.ASSISTANT, text=text)]
+    return DialogueCase(case_id=case_id, turns=tuple(turns), hallucination=hallucination, hallucinated_turns=())
+
+
+def reply_as_claim(prompt: Prompt) -> str:
+    """A scripted segment answer: the reply in the prompt is one claim, its own text."""
+    return '{"claims":["%s"]}' % prompt.variable.rsplit("Reply: ", 1)[1].strip()

@@ -1,19 +1,11 @@
 from __future__ import annotations
 
-from agents.evaluation.datasets import DialogueCase
 from agents.evaluation.harness import FAILED, evaluate_diahalu
 from agents.parsing import shared_parser
 from agents.scoring.calibration import VerifyCalibration
 from agents.stages.pipeline import Pipeline, Prompts
-from schemas import LabelScores, Role, Turn
-
-
-def dialogue(case_id: str, *assistant: str) -> DialogueCase:
-    turns = []
-    for i, text in enumerate(assistant):
-        turns += [Turn(conversation_id=case_id, turn_id=f"A{i}", role=Role.USER, text="Tell me more."),
-                  Turn(conversation_id=case_id, turn_id=f"B{i}", role=Role.ASSISTANT, text=text)]
-    return DialogueCase(case_id=case_id, turns=tuple(turns), hallucination=case_id == "made-up", hallucinated_turns=())
+from schemas import LabelScores
+from tests.support.records import dialogue, reply_as_claim
 
 
 async def test_a_dialogue_is_flagged_when_any_turn_is_false_and_a_model_failure_fails_only_its_row(scripted) -> None:
@@ -23,13 +15,13 @@ async def test_a_dialogue_is_flagged_when_any_turn_is_false_and_a_model_failure_
         return '{"verdicts":[{"label":"%s","why":"x"}]}' % ("false" if "Pacific" in p.variable else "true")
 
     runner, _ = scripted(
-        {"segment": lambda p: '{"claims":["%s"]}' % p.variable.rsplit("Reply: ", 1)[1].strip(),
+        {"segment": reply_as_claim,
          "verify_closed_book": verdict, "justify": '{"errors":[],"corrected_text":"x"}'},
         label_scores={"verify_closed_book": lambda p: [LabelScores(0.1, 0.8, 0.1) if "Pacific" in p.variable
                                                        else LabelScores(0.8, 0.1, 0.1)]},
     )
     pipeline = Pipeline(runner, Prompts.load(), VerifyCalibration.identity(), shared_parser(), max_rounds=1)
-    cases = [dialogue("made-up", "The Nile flows north.", "The Amazon flows into the Pacific."),
+    cases = [dialogue("made-up", "The Nile flows north.", "The Amazon flows into the Pacific.", hallucination=True),
              dialogue("fine", "The Nile flows north."),
              dialogue("broken", "Atlantis sank in 9600 BC.")]
     run = await evaluate_diahalu(cases, pipeline, show_progress=False)

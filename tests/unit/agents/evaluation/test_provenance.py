@@ -10,7 +10,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-from agents.evaluation.datasets import DialogueCase
 from agents.evaluation.harness import PARAPHRASE_FILE, EvalRun, evaluate_diahalu, load_judgements, save_judgements
 from agents.evaluation.provenance import other_model, prompt_digest, staleness
 from agents.evaluation.segmentation import claim_drift, dialogue_turns, evaluate_segmentation
@@ -21,33 +20,20 @@ from agents.scoring.calibration import VerifyCalibration
 from agents.stages.pipeline import Pipeline, Prompts
 from agents.stages.verify import VerifyPrompts
 from agents.testing.recorded_backend import RecordedBackend
-from schemas import Role, Turn
 from stream.settings import Settings
 from tests.conftest import SHARED_DATA
+from tests.support.records import dialogue, reply_as_claim
 
 ROOT = Path(__file__).resolve().parents[4]
 RESULTS = ROOT / "docs" / "results"
 
 
-def dialogue(case_id: str, *assistant: str) -> DialogueCase:
-    turns = []
-    for i, text in enumerate(assistant):
-        turns += [Turn(conversation_id=case_id, turn_id=f"U{i}", role=Role.USER, text="Tell me more."),
-                  Turn(conversation_id=case_id, turn_id=f"B{i}", role=Role.ASSISTANT, text=text)]
-    return DialogueCase(case_id=case_id, turns=tuple(turns), hallucination=False, hallucinated_turns=())
-
-
 CASES = [dialogue("nile", "The Nile flows north.", "It ends in the Mediterranean."), dialogue("alps", "Mont Blanc is 4805 m high.")]
-
-
-def echo_segment(p) -> str:
-    """Every reply is one claim, its own text."""
-    return '{"claims":["%s"]}' % p.variable.rsplit("Reply: ", 1)[1].strip()
 
 
 @pytest.fixture
 async def judged(scripted) -> tuple[EvalRun, Pipeline]:
-    runner, _ = scripted({"segment": echo_segment, "verify_closed_book": '{"verdicts":[{"label":"true","why":"x"}]}',
+    runner, _ = scripted({"segment": reply_as_claim, "verify_closed_book": '{"verdicts":[{"label":"true","why":"x"}]}',
                           "justify": '{"errors":[],"corrected_text":"x"}'})
     pipeline = Pipeline(runner, Prompts.load(), VerifyCalibration.identity(), shared_parser(), max_rounds=1)
     return await evaluate_diahalu(CASES, pipeline, show_progress=False), pipeline
@@ -95,11 +81,11 @@ async def test_claim_drift_names_each_turn_whose_claims_segment_now_writes_diffe
         await evaluate_segmentation(items, runner, pipeline.prompts.segment, pipeline.parser, "x", False, made)
         return made
 
-    same, _ = scripted({"segment": echo_segment})
+    same, _ = scripted({"segment": reply_as_claim})
     assert claim_drift(run.cases, await made_by(same)) == []
 
     def rewords_the_height(p) -> str:
-        return '{"claims":["Mont Blanc stands 4805 m high."]}' if "Mont Blanc" in p.variable else echo_segment(p)
+        return '{"claims":["Mont Blanc stands 4805 m high."]}' if "Mont Blanc" in p.variable else reply_as_claim(p)
 
     other, _ = scripted({"segment": rewords_the_height})
     drift = claim_drift(run.cases, await made_by(other))
