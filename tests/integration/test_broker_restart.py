@@ -15,9 +15,13 @@ described in ``docs/research/broker-restart/`` (not fixed yet).
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import time
 import urllib.request
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from stream.app import bootstrap_servers
@@ -83,7 +87,39 @@ async def published_and_verified(settings: Settings, name: str, alive) -> tuple[
         await collector.stop()
 
 
-async def test_worker_survives_a_broker_restart_and_verifies_what_comes_after(tmp_path: Path) -> None:
+@dataclass
+class BrokerAndWorker:
+    """An embedded broker on a fixed port and a scripted worker on it, logging to ``log_path``."""
+
+    port: int
+    metrics_port: int
+    broker: EmbeddedBroker
+    settings: Settings
+    worker: subprocess.Popen[bytes]
+    log_path: Path
+    again: EmbeddedBroker | None = None  # the broker started again after the kill
+
+    def alive(self) -> bool:
+        return self.worker.poll() is None
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    async def restart_broker(self) -> float:
+        """Kill -9 the broker, leave it down long enough for the group's session to run out, start it again on
+        its port; the monotonic time it was back, once the worker has seen it."""
+        self.broker.kill()
+        await until(lambda: metric(self.metrics_port, "halluwatch_broker_up") == 0.0, 30, "the outage to be reported")
+        await asyncio.sleep(5)
+        assert self.alive()
+        self.again = EmbeddedBroker(port=self.port).start()
+        back_at = time.monotonic()
+        await until(lambda: metric(self.metrics_port, "halluwatch_broker_up") == 1.0, 30, "the worker to see the broker")
+        return back_at
+
+
+@asynccontextmanager
+async def broker_and_worker(tmp_path: Path) -> AsyncIterator[BrokerAndWorker]:
     port, metrics_port = free_port(), free_port()
     broker = EmbeddedBroker(port=port).start()
     settings = Settings(broker_url=broker.url, topic_prefix=f"r{uuid.uuid4().hex[:8]}.", partitions=2)
@@ -91,37 +127,35 @@ async def test_worker_survives_a_broker_restart_and_verifies_what_comes_after(tm
     await ensure_topics(bootstrap_servers(broker.url), settings)
     with log_path.open("wb") as log:
         worker = worker_process(settings, str(tmp_path), metrics_port=metrics_port, output=log)
-    alive = lambda: worker.poll() is None  # noqa: E731
-    again = None
+    running = BrokerAndWorker(port, metrics_port, broker, settings, worker, log_path)
     try:
-        expected, seen, _ = await published_and_verified(settings, "before", alive)
+        yield running
+    finally:
+        stop(worker)
+        broker.stop()
+        if running.again is not None:
+            running.again.stop()
+
+
+async def test_worker_survives_a_broker_restart_and_verifies_what_comes_after(tmp_path: Path) -> None:
+    async with broker_and_worker(tmp_path) as run:
+        expected, seen, _ = await published_and_verified(run.settings, "before", run.alive)
         assert seen == expected
         # Idle means the corrections and alerts are out too and every offset is committed. The lag is read
         # every LAG_INTERVAL, so the first reading after the verdicts may predate them.
         await asyncio.sleep(LAG_INTERVAL + 1)
-        await until(lambda: total_lag(metrics_port) == 0.0, 60, "the worker to commit everything it read")
+        await until(lambda: total_lag(run.metrics_port) == 0.0, 60, "the worker to commit everything it read")
 
-        broker.kill()
-        await until(lambda: metric(metrics_port, "halluwatch_broker_up") == 0.0, 30, "the outage to be reported")
-        await asyncio.sleep(5)  # an outage of some seconds: the group's session runs out meanwhile
-        assert alive()
-        again = EmbeddedBroker(port=port).start()
-        back_at = time.monotonic()
-        await until(lambda: metric(metrics_port, "halluwatch_broker_up") == 1.0, 30, "the worker to see the broker")
-        expected, seen, first = await published_and_verified(settings, "after", alive)
+        back_at = await run.restart_broker()
+        expected, seen, first = await published_and_verified(run.settings, "after", run.alive)
         recovered = time.monotonic() - back_at
         # Failed once in CI (3 of 20 in 120 s) and never in isolation: show what the worker logged.
         assert seen == expected, (f"{expected - seen} of {expected} turns published after the restart have no verdict;"
-                                  " worker log:\n" + "\n".join(log_path.read_text(errors="replace").splitlines()[-40:]))
-        assert metric(metrics_port, "halluwatch_broker_outages_total") == 1.0
-        assert alive()
+                                  " worker log:\n" + run.log_tail())
+        assert metric(run.metrics_port, "halluwatch_broker_outages_total") == 1.0
+        assert run.alive()
         print(f"broker back -> all {expected} verdicts of the new turns in {recovered:.1f}s (first after {first:.1f}s)")
-    finally:
-        stop(worker)
-        broker.stop()
-        if again is not None:
-            again.stop()
-    lines = log_path.read_text(errors="replace").splitlines()
+    lines = run.log_path.read_text(errors="replace").splitlines()
     assert sum("the broker is unreachable" in line for line in lines) == 1
     assert sum("the broker is back after" in line for line in lines) == 1
     # The client's retry messages are kept to a line per kind: the outage does not flood the log.
