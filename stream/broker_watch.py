@@ -8,10 +8,8 @@ a log line and the ``halluwatch_broker_up`` / ``halluwatch_broker_outages_total`
 metrics. :class:`RepeatFilter` keeps the client libraries' retry messages to
 one line per kind per interval, with a count of those left out.
 
-After an outage the worker cannot trust what it knew of the partitions: a
-memory-only broker (the embedded one) comes back with empty logs that start
-at offset 0 again. The worker counts outages into the order guard's notion of
-"since a rebalance", so the guard re-reads where the group stands.
+The worker restarts in place when an outage starts, and waits for the broker
+before it starts again (:mod:`stream.broker_outage` says why).
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ class Metrics(Protocol):
     def messages_read_back(self, stage: str, count: int) -> None: ...
     def partition_refetched(self, stage: str) -> None: ...
     def broker_reachable(self, up: bool) -> None: ...
+    def waiting_for_broker(self) -> None: ...
 
 
 class BoundedValues:
@@ -148,7 +149,8 @@ class PipelineMetrics:
         )
         self.broker_up.set(1)
         self.broker_outages = Counter(
-            "broker_outages_total", "Times the worker lost every connection to the broker", namespace=ns, registry=r,
+            "broker_outages_total", "Times the worker lost every connection to the broker (and restarted in place)",
+            namespace=ns, registry=r,
         )
         self.build = Info("build", "halluwatch version, model and runtime of this worker", namespace=ns, registry=r)
         self._lag_keys: set[tuple[str, str]] = set()
@@ -211,6 +213,14 @@ class PipelineMetrics:
         self.broker_up.set(1 if up else 0)
         if not up:
             self.broker_outages.inc()
+
+    def waiting_for_broker(self) -> None:
+        """A worker (re)started while the broker is away: down, but the outage is not a new one to count."""
+        self.broker_up.set(0)
+
+    def count_earlier_outages(self, count: int) -> None:
+        """Outages before this process started: the worker restarts in place on each (stream.broker_outage)."""
+        self.broker_outages.inc(count)
 
     # --- per output record --------------------------------------------------------------------
 
@@ -279,6 +289,9 @@ class NoMetrics:
         pass
 
     def broker_reachable(self, up: bool) -> None:
+        pass
+
+    def waiting_for_broker(self) -> None:
         pass
 
 

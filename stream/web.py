@@ -74,6 +74,14 @@ def make_web_app(buffer: AlertBuffer, registry: CollectorRegistry | None) -> web
     return app
 
 
+async def serve(app: web.Application, host: str, port: int) -> web.AppRunner:
+    """Serve ``app`` on ``host:port`` until the returned runner's ``cleanup()``."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    return runner
+
+
 class WorkerWeb(Service):
     """Serves the routes on ``host:port`` and feeds the alert buffer from the alerts topic."""
 
@@ -86,9 +94,7 @@ class WorkerWeb(Service):
         self._runner: web.AppRunner | None = None
 
     async def on_start(self) -> None:
-        self._runner = web.AppRunner(make_web_app(self.feed.buffer, self.registry), access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, self.host, self.port).start()
+        self._runner = await serve(make_web_app(self.feed.buffer, self.registry), self.host, self.port)
         self.feed.start()
         log.info("serving /metrics, /alerts and /api/alerts on http://%s:%d", self.host, self.port)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import socket
+from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
@@ -16,7 +18,8 @@ from agents.stages.pipeline import Pipeline
 from stream import aiokafka_adapter, faust_adapter
 from stream.alert_feed import AlertBuffer, AlertFeed
 from stream.app import TOPIC_NAMES, app_id, bootstrap_servers, create_app, topic_name
-from stream.broker_watch import BrokerWatch, quiet_client_retries
+from stream.broker_outage import outages_seen, restart_in_place, wait_for_broker
+from stream.broker_watch import BrokerWatch, parse_bootstrap, quiet_client_retries, reachable
 from stream.build import build_pipeline
 from stream.errors import StreamError
 from stream.lag import consumer_lags, stage_highwaters
@@ -26,7 +29,7 @@ from stream.retrieval import build_retrieval
 from stream.settings import Settings
 from stream.stages import STAGE_OF_TOPIC, wire
 from stream.topic_admin import ensure_topics
-from stream.web import WorkerWeb
+from stream.web import WorkerWeb, make_web_app, serve
 
 log = logging.getLogger("halluwatch.stream")
 LAG_INTERVAL = 5.0  # seconds between readings of the partitions (stalls and consumer lag)
@@ -52,21 +55,32 @@ def halluwatch_version() -> str:
         return "unknown"
 
 
-def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None = None) -> tuple[Any, WorkerWeb]:
+def build_metrics(settings: Settings, pipeline: Pipeline | None, outages: int) -> tuple[CollectorRegistry | None, Metrics]:
+    """A fresh registry with the worker's metrics (None and :class:`NoMetrics` when metrics are off).
+
+    ``outages``: broker outages this worker restarted after (see :mod:`stream.broker_outage`), so the counter
+    goes on counting across restarts."""
+    if not settings.metrics_enabled:
+        return None, NoMetrics()
+    registry = CollectorRegistry()
+    metrics = PipelineMetrics(registry)
+    name = model_name(settings) if pipeline is None else pipeline.model.backend_name
+    metrics.set_build_info(halluwatch_version(), name, settings.model.n_gpu_layers)
+    metrics.count_earlier_outages(outages)
+    return registry, metrics
+
+
+def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None = None, outages: int = 0,
+                 on_outage: Callable[[], object] | None = None) -> tuple[Any, WorkerWeb]:
     """The Faust app and its web service (start both: ``faust.Worker(app, web)``).
 
     ``pipeline``: the stages' model and prompts; by default the configured model (benchmarks pass a scripted one).
+    ``outages``: broker outages so far; ``on_outage``: called when the broker becomes unreachable, after the
+    outage is logged and counted (:func:`run_worker` restarts the worker in place there).
     """
     app, topics = create_app(settings, broker_url)
     # Metrics first: the retriever (its cache) records into them too.
-    registry: CollectorRegistry | None = None
-    metrics: Metrics = NoMetrics()
-    if settings.metrics_enabled:
-        registry = CollectorRegistry()
-        pipeline_metrics = PipelineMetrics(registry)
-        name = model_name(settings) if pipeline is None else pipeline.model.backend_name
-        pipeline_metrics.set_build_info(halluwatch_version(), name, settings.model.n_gpu_layers)
-        metrics = pipeline_metrics
+    registry, metrics = build_metrics(settings, pipeline, outages)
     pipeline = pipeline or build_pipeline(settings)
     retrieval = build_retrieval(settings, pipeline.model, on_cache_lookup=metrics.retrieval_cache)
     for path, report in zip(settings.evidence_files, retrieval.imported):
@@ -82,8 +96,8 @@ def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None 
         # its gap record is how it learns that offsets need no acknowledgement.
         await faust_adapter.commit_past_gap(app.consumer, topic, partition, first, last)
 
-    # The guard re-reads where the group stands after every assignment and every broker outage. Counted here
-    # rather than read from the group generation: a restarted broker starts a new group at the same number.
+    # The guard re-reads where the group stands after every assignment. Counted here rather than read from the
+    # group generation: a restarted broker starts a new group at the same number.
     assignments = 0
     broker = BrokerWatch(bootstrap)
 
@@ -93,7 +107,7 @@ def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None 
         assignments += 1
         aiokafka_adapter.set_fetch_max_wait(faust_adapter.kafka_consumer(app.consumer), FETCH_MAX_WAIT_MS)
 
-    guard = OrderGuard(offsets, generation=lambda: (assignments, broker.outages), on_filled=commit_past)
+    guard = OrderGuard(offsets, generation=lambda: assignments, on_filled=commit_past)
     wire(app, topics, pipeline, retrieval.retriever, settings.partitions, retrieval.kb_updater, metrics, guard)
     short_names = {topic_name(settings, n): n for n in TOPIC_NAMES if n in CONSUMED}
 
@@ -128,21 +142,15 @@ def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None 
     @app.timer(interval=BROKER_PROBE_INTERVAL)
     async def watch_broker() -> None:
         change = await broker.check()
-        if change is None:
+        # Only the start of an outage matters: the worker restarts then, so it never sees the broker come back.
+        if change is None or change.up:
             return
-        if not change.up:
-            metrics.broker_reachable(False)
-            log.error("the broker is unreachable (%s): holding every turn in place and retrying; nothing is"
-                      " committed until it is back", change.reason)
-            return
-        # A memory-only broker (the embedded one) comes back without topics: recreate them as configured.
-        try:
-            await ensure_topics(bootstrap, settings)
-        except (KafkaError, OSError, asyncio.TimeoutError) as exc:
-            log.warning("could not recreate halluwatch's topics after the outage (%s); they are created on first use", exc)
-        metrics.broker_reachable(True)
-        log.warning("the broker is back after %.1fs down; re-reading where the group stands on every partition",
-                    change.down_seconds)
+        metrics.broker_reachable(False)
+        log.error("the broker is unreachable (%s): restarting this worker in place; it starts again once the broker"
+                  " is back, from the last committed offsets", change.reason)
+        if on_outage is not None:
+            retrieval.close()  # browsers are child processes: quit them before the process is replaced
+            on_outage()
 
     @app.timer(interval=LAG_INTERVAL)
     async def watch_partitions() -> None:
@@ -190,10 +198,46 @@ def faust_worker(app: Any, *services: Any, loglevel: str) -> Any:
     return worker
 
 
-def run_worker(settings: Settings, broker_url: str, loglevel: str = "WARNING", pipeline: Pipeline | None = None) -> None:
-    """Run until SIGINT/SIGTERM; more workers with the same settings share the partitions."""
+async def wait_then_create_topics(settings: Settings, bootstrap: str, outages: int) -> None:
+    """Wait until the broker accepts connections, then create halluwatch's topics as configured.
+
+    Prometheus keeps seeing a waiting worker: ``/metrics`` is served meanwhile, with ``broker_up`` at 0. The
+    topics are created before the worker starts so that no client creates them first with the broker's default
+    partition count (the embedded broker does, on a producer's first request)."""
+    addresses = parse_bootstrap(bootstrap)
+    registry, metrics = build_metrics(settings, None, outages)
+    runner = None
+    if registry is not None and await reachable(addresses) is not None:
+        metrics.waiting_for_broker()
+        runner = await serve(make_web_app(AlertBuffer(), registry), settings.metrics_host, settings.metrics_port)
+    try:
+        await wait_for_broker(addresses, BROKER_PROBE_INTERVAL)
+    finally:
+        if runner is not None:
+            await runner.cleanup()
+    try:
+        await ensure_topics(bootstrap, settings)
+    except (KafkaError, OSError, asyncio.TimeoutError) as exc:
+        log.warning("could not create halluwatch's topics (%s); the worker creates the ones it reads as it starts", exc)
+
+
+def run_worker(settings: Settings, broker_url: str, loglevel: str = "WARNING", pipeline: Pipeline | None = None,
+               before_restart: Callable[[], object] | None = None) -> None:
+    """Run until SIGINT/SIGTERM; more workers with the same settings share the partitions.
+
+    On a broker outage the worker restarts in place and waits for the broker (:mod:`stream.broker_outage`);
+    ``before_restart`` stops what the restart would leave behind (the embedded broker of ``halluwatch worker``).
+    """
     check_port(settings)
-    app, web = build_worker(settings, broker_url, pipeline)
+    outages = outages_seen(os.environ)
+    asyncio.run(wait_then_create_topics(settings, bootstrap_servers(broker_url), outages))
+
+    def restart() -> None:
+        if before_restart is not None:
+            before_restart()
+        restart_in_place(outages + 1)
+
+    app, web = build_worker(settings, broker_url, pipeline, outages, on_outage=restart)
     worker = faust_worker(app, web, loglevel=loglevel)
     quiet_client_retries()  # after Faust set up logging: one line per kind of retry message per 30 s
     worker.execute_from_commandline()

@@ -32,5 +32,6 @@ def run_worker_command(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     with EmbeddedBroker() as broker:
         print(f"halluwatch: no broker configured, started an embedded one at {broker.url}", flush=True)
-        run_worker(settings, broker.url, args.loglevel, pipeline)
+        # Restarted in place after an outage, the worker starts a new embedded broker: stop this one first.
+        run_worker(settings, broker.url, args.loglevel, pipeline, before_restart=broker.kill)
     return 0
