@@ -240,4 +240,12 @@ def run_worker(settings: Settings, broker_url: str, loglevel: str = "WARNING", p
     app, web = build_worker(settings, broker_url, pipeline, outages, on_outage=restart)
     worker = faust_worker(app, web, loglevel=loglevel)
     quiet_client_retries()  # after Faust set up logging: one line per kind of retry message per 30 s
-    worker.execute_from_commandline()
+    try:
+        worker.execute_from_commandline()
+    except SystemExit as stopped:
+        # The broker died while Faust was starting (creating its topics, joining the group): Faust gives up
+        # before the outage probe runs. Same outage, same cure.
+        if stopped.code and asyncio.run(reachable(parse_bootstrap(bootstrap_servers(broker_url)))) is not None:
+            log.error("the worker stopped because the broker went away while it started: restarting in place")
+            restart()
+        raise

@@ -14,13 +14,16 @@ for it the same way instead of exiting.
 from __future__ import annotations
 
 import asyncio
+import os
+import re
+import signal
 import subprocess
 import time
 import urllib.request
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from stream.app import bootstrap_servers
@@ -166,6 +169,8 @@ async def test_a_worker_restarts_in_place_when_the_broker_dies_mid_stream_and_ve
         assert run.alive() and run.worker.pid == pid
         assert metric(run.metrics_port, "halluwatch_broker_outages_total") == 1.0
         print(f"broker back -> all {expected} verdicts of the new turns in {recovered:.1f}s (first after {first:.1f}s)")
+        stop(run.worker)  # the restarted worker still drains and exits cleanly on SIGTERM
+        assert run.worker.returncode == 0, run.log_tail()
     lines = log_lines(run)
     assert sum("restarting this worker in place" in line for line in lines) == 1
     assert sum("waiting for it; the worker starts once" in line for line in lines) == 1
@@ -188,3 +193,56 @@ async def test_a_worker_started_before_its_broker_waits_for_it(tmp_path: Path) -
     lines = log_lines(run)
     assert sum("waiting for it; the worker starts once" in line for line in lines) == 1
     assert not any("Traceback" in line for line in lines), "\n".join(lines[-20:])
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not gone, not a zombie waiting to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+async def test_a_worker_whose_own_embedded_broker_dies_starts_a_new_one(tmp_path: Path) -> None:
+    """``halluwatch worker`` without a broker starts the embedded one as its child; when that child dies, the
+    worker restarts in place with a new one (on a new port: the old one's data is gone anyway). The broker is
+    killed as soon as the worker serves its metrics, usually while Faust is still starting (creating its topics,
+    joining the group): Faust then gives up on its own, which is the same outage."""
+    metrics_port = free_port()
+    settings = Settings(topic_prefix=f"r{uuid.uuid4().hex[:8]}.", partitions=2)
+    log_path = tmp_path / "worker.log"
+    with log_path.open("wb") as log:
+        worker = worker_process(settings, str(tmp_path), metrics_port=metrics_port, output=log)
+
+    def brokers_started() -> list[str]:
+        return re.findall(r"started an embedded one at (kafka://\S+)", log_path.read_text(errors="replace"))
+
+    try:
+        await until(lambda: metric(metrics_port, "halluwatch_broker_up") == 1.0, 60, "the worker to start")
+        [first] = children(worker.pid)
+        os.kill(first, signal.SIGKILL)
+        await until(lambda: len(brokers_started()) == 2 and metric(metrics_port, "halluwatch_broker_up") == 1.0,
+                    60, "the worker to start again with a new broker")
+        assert worker.poll() is None
+        [second] = children(worker.pid)
+        assert second != first and not running(first)
+        expected, seen, _ = await published_and_verified(replace(settings, broker_url=brokers_started()[-1]), "own",
+                                                         lambda: worker.poll() is None)
+        assert seen == expected, "\n".join(log_path.read_text(errors="replace").splitlines()[-30:])
+        stop(worker)
+        assert worker.returncode == 0 and not running(second), "the worker left its embedded broker running"
+    finally:
+        stop(worker)
