@@ -41,7 +41,7 @@ class Metrics(Protocol):
     def set_consumer_lag(self, lags: Mapping[tuple[str, int], int]) -> None: ...
     def messages_read_back(self, stage: str, count: int) -> None: ...
     def partition_refetched(self, stage: str) -> None: ...
-    def broker_reachable(self, up: bool) -> None: ...
+    def broker_lost(self) -> None: ...
     def waiting_for_broker(self) -> None: ...
 
 
@@ -208,11 +208,10 @@ class PipelineMetrics:
     def partition_refetched(self, stage: str) -> None:
         self.refetches.labels(stage).inc()
 
-    def broker_reachable(self, up: bool) -> None:
-        """The broker came back (``up``) or went away; called on each change only."""
-        self.broker_up.set(1 if up else 0)
-        if not up:
-            self.broker_outages.inc()
+    def broker_lost(self) -> None:
+        """An outage starts (the worker then restarts in place, so it never records the broker's return)."""
+        self.broker_up.set(0)
+        self.broker_outages.inc()
 
     def waiting_for_broker(self) -> None:
         """A worker (re)started while the broker is away: down, but the outage is not a new one to count."""
@@ -288,7 +287,7 @@ class NoMetrics:
     def partition_refetched(self, stage: str) -> None:
         pass
 
-    def broker_reachable(self, up: bool) -> None:
+    def broker_lost(self) -> None:
         pass
 
     def waiting_for_broker(self) -> None:

@@ -19,9 +19,16 @@ def stop(process: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
         process.wait()
 
 
+def stat_fields(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command name (state first, then parent PID ...); Linux only.
+    Raises OSError when the process is gone."""
+    # The command name is in parentheses and may itself hold spaces or ")": split after the last one.
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU time a running process has used so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = stat_fields(pid)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 

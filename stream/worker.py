@@ -70,8 +70,8 @@ def build_metrics(settings: Settings, pipeline: Pipeline | None, outages: int) -
     return registry, metrics
 
 
-def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None = None, outages: int = 0,
-                 on_outage: Callable[[], object] | None = None) -> tuple[Any, WorkerWeb]:
+def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None, outages: int,
+                 on_outage: Callable[[], object]) -> tuple[Any, WorkerWeb]:
     """The Faust app and its web service (start both: ``faust.Worker(app, web)``).
 
     ``pipeline``: the stages' model and prompts; by default the configured model (benchmarks pass a scripted one).
@@ -145,12 +145,11 @@ def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None 
         # Only the start of an outage matters: the worker restarts then, so it never sees the broker come back.
         if change is None or change.up:
             return
-        metrics.broker_reachable(False)
+        metrics.broker_lost()
         log.error("the broker is unreachable (%s): restarting this worker in place; it starts again once the broker"
                   " is back, from the last committed offsets", change.reason)
-        if on_outage is not None:
-            retrieval.close()  # browsers are child processes: quit them before the process is replaced
-            on_outage()
+        retrieval.close()  # browsers are child processes: quit them before the process is replaced
+        on_outage()
 
     @app.timer(interval=LAG_INTERVAL)
     async def watch_partitions() -> None:
@@ -230,7 +229,8 @@ def run_worker(settings: Settings, broker_url: str, loglevel: str = "WARNING", p
     """
     check_port(settings)
     outages = outages_seen(os.environ)
-    asyncio.run(wait_then_create_topics(settings, bootstrap_servers(broker_url), outages))
+    bootstrap = bootstrap_servers(broker_url)
+    asyncio.run(wait_then_create_topics(settings, bootstrap, outages))
 
     def restart() -> None:
         if before_restart is not None:
@@ -245,7 +245,7 @@ def run_worker(settings: Settings, broker_url: str, loglevel: str = "WARNING", p
     except SystemExit as stopped:
         # The broker died while Faust was starting (creating its topics, joining the group): Faust gives up
         # before the outage probe runs. Same outage, same cure.
-        if stopped.code and asyncio.run(reachable(parse_bootstrap(bootstrap_servers(broker_url)))) is not None:
+        if stopped.code and asyncio.run(reachable(parse_bootstrap(bootstrap))) is not None:
             log.error("the worker stopped because the broker went away while it started: restarting in place")
             restart()
         raise

@@ -29,7 +29,7 @@ from pathlib import Path
 from stream.app import bootstrap_servers
 from stream.broker import EmbeddedBroker, free_port
 from stream.commands.bench_stream import synthetic_turns, worker_process
-from stream.process import stop
+from stream.process import stat_fields, stop
 from stream.replay import Collector, expected_verdict_ids, publish
 from stream.settings import Settings
 from stream.topic_admin import ensure_topics
@@ -198,20 +198,19 @@ async def test_a_worker_started_before_its_broker_waits_for_it(tmp_path: Path) -
 def children(pid: int) -> list[int]:
     """The processes whose parent is ``pid`` (Linux /proc)."""
     found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    for entry in Path("/proc").glob("[0-9]*"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(stat_fields(int(entry.name))[1]) == pid:
+                found.append(int(entry.name))
         except OSError:  # gone meanwhile
             continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
     return found
 
 
 def running(pid: int) -> bool:
     """Whether ``pid`` is a live process (not gone, not a zombie waiting to be reaped)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        return stat_fields(pid)[0] != "Z"
     except OSError:
         return False
 
