@@ -239,12 +239,17 @@ class ClaimSufficiency:
 
 @dataclass(frozen=True)
 class EvidenceFit:
-    """How well the evidence predicts the claim's own words, read from the model's token log-probabilities."""
+    """How well the evidence fits the claim: how well it predicts the claim's own words (the model's token
+    log-probabilities), and how the cross-encoder reads the two as a pair (agents.model.nli)."""
 
     mean_logprob: float  # average over the claim's word tokens, given the evidence
     min_logprob: float  # the claim's least expected word token
     contradiction: float = field(metadata={"minimum": 0})  # the widest margin by which an evidence token beats a claim token
     weakest: str = field(metadata=_text(100))  # the claim's least expected word token, for people
+    # The cross-encoder's highest margin over the evidence's chunks, evidence first and claim first; 0 without
+    # evidence, and in records made before the cross-encoder.
+    nli_forward: float = 0.0
+    nli_backward: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,7 @@ def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None,
     async def load_model() -> None:
         # Load at start-up so a bad model path stops the worker at once, not at the first turn.
         await pipeline.model.load()
+        await pipeline.nli.load()
         # Each prompt family's fixed instructions are read once now, so no turn waits for them.
         warmed = await pipeline.warm_up()
         log.info("model ready: %d prompt tokens of fixed instructions evaluated and kept", warmed)

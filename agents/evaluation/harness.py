@@ -97,6 +97,7 @@ class EvalRun:
     # them (ModelConfig.name); "" for files saved before they were kept.
     prompt_digest: str = ""
     model: str = ""
+    nli_model: str = ""  # the evidence cross-encoder's name (NliRunner.name); "" before it was used
 
 
 class Progress:
@@ -139,7 +140,7 @@ async def _check_turn(
     claimset = await segment(turn, context, pipeline.model, p.segment, pipeline.parser)
     evidence = assemble_evidence(claimset, passages)
     sufficiency, sufficiency_timing = await assess_sufficiency(evidence, pipeline.model, p.verify.sufficiency)
-    judged, clock = await judge(evidence, pipeline.model, p.verify)
+    judged, clock = await judge(evidence, pipeline.model, pipeline.nli, p.verify)
     # No abstention here: accuracy is measured on every row, like the baselines; the selective
     # metrics are computed from the same judgements by selective_rows.
     verdict = decide(evidence, judged, pipeline.calibration, sufficiency, None, (clock.stop(),))
@@ -156,7 +157,7 @@ async def _check_turn(
         # The turn is one atomic claim: the same prompt, so the (deterministic) model's answer is known.
         whole_judged = judged
     else:
-        whole_judged, whole_clock = await judge(whole, pipeline.model, p.verify)
+        whole_judged, whole_clock = await judge(whole, pipeline.model, pipeline.nli, p.verify)
         run.timings["model_alone"].append(whole_clock.stop())
     result.whole.append(JudgedTurn(whole, tuple(whole_judged)))
     return verdict.label, whole_judged[0].verdict.label
@@ -186,6 +187,7 @@ async def _run_cases(
     run.seconds = time.perf_counter() - started
     run.prompt_digest = prompt_digest(run.cases, pipeline.prompts.verify)
     run.model = pipeline.model.config.name
+    run.nli_model = pipeline.nli.name
     return run
 
 
@@ -212,7 +214,7 @@ async def _check_claim(pipeline: Pipeline, run: EvalRun, result: CaseResult, cas
 
 async def _check_atomic_claim(pipeline: Pipeline, run: EvalRun, result: CaseResult, case: ClaimCase) -> tuple[Label, Label]:
     evidence = assemble_evidence(whole_claim_set(case.turn), case.passages)
-    judged, clock = await judge(evidence, pipeline.model, pipeline.prompts.verify)
+    judged, clock = await judge(evidence, pipeline.model, pipeline.nli, pipeline.prompts.verify)
     verdict = decide(evidence, judged, pipeline.calibration, (), None, (clock.stop(),))
     run.timings["verify"].extend(verdict.timings)
     result.claims = 1
@@ -284,7 +286,7 @@ async def evaluate_halueval(
 def save_judgements(run: EvalRun, path: Path) -> None:
     """Write what the model said on every row, so calibrations can be refitted without the model."""
     data = {"dataset": run.dataset, "labels": run.labels, "seconds": run.seconds, "errors": run.errors,
-            "prompt_digest": run.prompt_digest, "model": run.model, "cases": run.cases}
+            "prompt_digest": run.prompt_digest, "model": run.model, "nli_model": run.nli_model, "cases": run.cases}
     path.write_bytes(orjson.dumps(data))
 
 
@@ -292,7 +294,8 @@ def load_judgements(path: Path) -> EvalRun:
     try:
         data = orjson.loads(path.read_bytes())
         run = EvalRun(dataset=data["dataset"], labels=tuple(data["labels"]), seconds=data["seconds"], errors=data["errors"],
-                      prompt_digest=data.get("prompt_digest", ""), model=data.get("model", ""))
+                      prompt_digest=data.get("prompt_digest", ""), model=data.get("model", ""),
+                     nli_model=data.get("nli_model", ""))
         for c in data["cases"]:
             run.cases.append(CaseResult(
                 case_id=c["case_id"], position=c["position"], gold=c["gold"], predicted=c["predicted"],

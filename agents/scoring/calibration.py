@@ -61,6 +61,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     "evidence_mean_logprob",
     "evidence_min_logprob",
     "evidence_contradiction",
+    "nli_evidence_then_claim",
+    "nli_claim_then_evidence",
 )
 LABELS: tuple[Label, ...] = tuple(Label)
 DEFAULT_PATH = Path(__file__).parent / "verify_calibration.json"

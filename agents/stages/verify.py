@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from agents.evidence.passages import is_grounded, render_evidence
 from agents.model.backend import Prompt, TokenScore
+from agents.model.nli import NliRunner
 from agents.model.prompting import PromptTemplate, numbered
 from agents.model.runner import Generation, ModelRunner
 from agents.model.timing import StageClock
@@ -181,9 +182,11 @@ def verify_prompt(evidence: Evidence, prompts: VerifyPrompts) -> Prompt:
 async def judge(
     evidence: Evidence,
     model: ModelRunner,
+    nli: NliRunner,
     prompts: VerifyPrompts,
 ) -> tuple[list[Judgement], StageClock]:
-    """The model's raw verdict, label scores and evidence fit per claim, in claim order."""
+    """The model's raw verdict, label scores and evidence fit per claim, in claim order; the fit includes the
+    cross-encoder's reading of each claim with the evidence."""
     clock = StageClock("verify")
     claims = evidence.claimset.claims
     if not claims:
@@ -192,9 +195,11 @@ async def judge(
     clock.add(generation)
     scores = list(generation.label_scores) + [UNIFORM] * len(claims)
     priors = await prompts.priors.at(model, prompts, len(claims), bool(evidence.passages))
+    pairs = await nli.score([claim_as_read(c) for c in claims], [p.text for p in evidence.passages])
     return [
-        Judgement(verdict=v, scores=s, fit=evidence_fit(t), prior=prior, first_prior=priors[0])
-        for v, s, t, prior in zip(generation.output.verdicts, scores, generation.token_scores, priors)
+        Judgement(verdict=v, scores=s, prior=prior, first_prior=priors[0],
+                  fit=dataclasses.replace(evidence_fit(t), nli_forward=pair.forward, nli_backward=pair.backward))
+        for v, s, t, prior, pair in zip(generation.output.verdicts, scores, generation.token_scores, priors, pairs)
     ], clock
 
 
@@ -295,11 +300,12 @@ def redecide_verdict(verdict: TurnVerdict, calibration: VerifyCalibration, selec
 async def verify(
     evidence: Evidence,
     model: ModelRunner,
+    nli: NliRunner,
     prompts: VerifyPrompts,
     calibration: VerifyCalibration,
     selective: SelectiveModel | None = None,
 ) -> TurnVerdict:
     """Sufficiency, then the model's judgement, then the calibrated and selective decision."""
     sufficiency, sufficiency_timing = await assess_sufficiency(evidence, model, prompts.sufficiency)
-    judged, clock = await judge(evidence, model, prompts)
+    judged, clock = await judge(evidence, model, nli, prompts)
     return decide(evidence, judged, calibration, sufficiency, selective, (sufficiency_timing, clock.stop()))

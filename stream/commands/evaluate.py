@@ -37,6 +37,7 @@ from agents.evaluation.segmentation import (
     format_segmentation,
 )
 from agents.evaluation.source_hints import evaluate_source_hints, format_source_hints
+from agents.model.nli import NLI_MODEL
 from agents.model.runner import ModelRunner
 from agents.scoring.selective import DEFAULT_PATH as SELECTIVE_PATH
 from agents.scoring.selective import SelectiveFit
@@ -126,7 +127,10 @@ def load_checked_judgements(path: Path, prompts: VerifyPrompts, model: str) -> E
     """Saved judgements, with a warning on stderr when they were made from other prompts than today's or by
     another model than ``model``: figures from them would then describe code or a model that is not in use."""
     run = load_judgements(path)
-    for why in (staleness(run.prompt_digest, run.cases, prompts), other_model(run.model, model)):
+    no_nli = None if run.nli_model == NLI_MODEL else (
+        f"they hold no scores of the evidence cross-encoder {NLI_MODEL}" if not run.nli_model
+        else f"their cross-encoder scores come from {run.nli_model}, not {NLI_MODEL}")
+    for why in (staleness(run.prompt_digest, run.cases, prompts), other_model(run.model, model), no_nli):
         if why is not None:
             print(f"warning: {path} may be stale: {why}; run the model again with --save-judgements {path}",
                   file=sys.stderr)

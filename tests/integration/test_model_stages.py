@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agents.model.nli import NliRunner
 from agents.model.runner import ModelRunner
 from agents.parsing import shared_parser
 from agents.scoring.calibration import VerifyCalibration
@@ -135,5 +136,5 @@ async def test_an_explanation_full_of_numbers_still_fits_the_answer(real_model: 
     (case,) = [c for c in read_averitec(SHARED_DATA / "averitec" / "dev-public.jsonl") if c.case_id == "averitec-dev-370"]
     table = [p for p in case.passages if "4820" in p.text or "4901" in p.text]
     evidence = assemble_evidence(claimset("Government of India has imposed taxes on all school books"), table)
-    judgements, _ = await judge(evidence, real_model, VerifyPrompts.load())
+    judgements, _ = await judge(evidence, real_model, NliRunner(), VerifyPrompts.load())
     assert len(judgements) == 1 and judgements[0].verdict.label in set(Label)

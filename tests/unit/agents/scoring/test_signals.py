@@ -41,7 +41,7 @@ def test_without_a_question_the_whole_claim_is_the_reply_s_own() -> None:
 @pytest.mark.parametrize("context", [(), ASKED])
 def test_the_signals_fill_every_feature_and_explain_a_missing_name(context: tuple[ContextLine, ...]) -> None:
     signals = claim_signals("Pretoria has a suburb called Kew.", [KEW], context)
-    assert len(signals.values) + 6 == len(FEATURE_NAMES)
+    assert len(signals.values) + 8 == len(FEATURE_NAMES)
     assert "the reply's pretoria not in the evidence" in signals.notes
 
 

@@ -5,6 +5,7 @@ import pytest
 
 from agents.evidence.passages import GROUNDING, assemble_evidence
 from agents.model.backend import TokenScore
+from agents.model.nli import NliRunner
 from agents.scoring.calibration import FEATURE_NAMES, VerifyCalibration
 from agents.scoring.selective import SelectiveModel
 from agents.scoring.signals import claim_signals, value_swap
@@ -131,12 +132,13 @@ async def test_verify_asks_once_per_turn_with_dated_evidence(scripted) -> None:
         [passage("X is in Paris. X opened in 1889.", "p2", "2020-01-01"), passage("Old note on X.", "p1", "1990-05-05")],
     )
     prompts = VerifyPrompts.load()
-    verdict = await verify(evidence, runner, prompts, VerifyCalibration.identity())
+    nli = NliRunner()  # the packaged cross-encoder: fast enough for a unit test
+    verdict = await verify(evidence, runner, nli, prompts, VerifyCalibration.identity())
     # One sufficiency call and one verify call; the content-free call that measures the position bias
     # for two claims comes once per model and prompts (one worker's pipeline) and is remembered.
     assert [p.family for p in backend.prompts] == ["sufficiency", "verify", "verify"]
     assert "N/A" in backend.prompts[2].variable and "N/A" not in backend.prompts[1].variable
-    await verify(evidence, runner, prompts, VerifyCalibration.identity())
+    await verify(evidence, runner, nli, prompts, VerifyCalibration.identity())
     assert len(backend.prompts) == 5
     variable = backend.prompts[1].variable
     assert backend.prompts[1].scored == (" X is in Berlin.", " X opened in 1889.")
@@ -145,14 +147,18 @@ async def test_verify_asks_once_per_turn_with_dated_evidence(scripted) -> None:
     assert verdict.label is Label.FALSE
     assert [t.stage for t in verdict.timings] == ["sufficiency", "verify"]
     assert all(v.sufficiency and v.sufficiency.label is Sufficiency.SUFFICIENT for v in verdict.claim_verdicts)
+    # The cross-encoder's reading is kept on each verdict: the claim the evidence contradicts stands far out.
+    berlin, opened = (v.fit for v in verdict.claim_verdicts)
+    assert berlin.nli_forward > opened.nli_forward + 2 and berlin.nli_backward > opened.nli_backward + 2
 
 
 async def test_no_evidence_means_closed_book(scripted) -> None:
     runner, backend = scripted({"verify_closed_book": '{"verdicts":[{"label":"true","why":"known"}]}'})
     evidence = assemble_evidence(claimset("Paris is in France."), [])
-    verdict = await verify(evidence, runner, VerifyPrompts.load(), VerifyCalibration.identity())
+    verdict = await verify(evidence, runner, NliRunner(), VerifyPrompts.load(), VerifyCalibration.identity())
     assert [p.family for p in backend.prompts] == ["verify_closed_book"] * 2, "no sufficiency call without evidence"
     assert verdict.claim_verdicts[0].closed_book
+    assert (verdict.claim_verdicts[0].fit.nli_forward, verdict.claim_verdicts[0].fit.nli_backward) == (0.0, 0.0)
     assert verdict.claim_verdicts[0].sufficiency.label is Sufficiency.INSUFFICIENT
     assert evidence.note == "no evidence found"
 
