@@ -2,7 +2,8 @@
 
 It costs nothing, so a worker built on it measures the stream itself: the
 broker, Faust, the codecs, retrieval and scoring (``halluwatch bench
---scripted``, ``halluwatch soak``). Its answers are valid and repeatable but
+--scripted``, ``halluwatch soak``); :class:`SilentPairClassifier` stands in
+for the evidence cross-encoder the same way. Its answers are valid and repeatable but
 say nothing about truth: each sentence of a reply is one claim, and a claim is
 labelled false when a hash of its text says so (about one in five), so alerts
 and corrections flow as they do in production.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 
 import orjson
 
@@ -73,3 +75,15 @@ def stream_model_backend() -> ScriptedBackend:
         name="scripted (no model)",
         record_prompts=False,
     )
+
+
+class SilentPairClassifier:
+    """The evidence cross-encoder's stand-in beside the scripted model: it reads nothing and gives every
+    pair a margin of 0, so a scripted worker measures the stream, not the encoder (whose features the
+    scripted worker's identity calibration ignores anyway)."""
+
+    def tokens(self, text: str) -> list[int]:
+        return [len(word) for word in text.split()]
+
+    def margins(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[float]:
+        return [0.0] * len(pairs)

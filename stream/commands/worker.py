@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from agents.model.nli import NliRunner
 from agents.model.runner import ModelRunner
 from agents.scoring.calibration import VerifyCalibration
 from agents.stages.pipeline import Pipeline
-from agents.testing.stream_model import stream_model_backend
+from agents.testing.stream_model import SilentPairClassifier, stream_model_backend
 from stream.broker import EmbeddedBroker
 from stream.build import build_pipeline
 from stream.settings import Settings
@@ -16,13 +17,15 @@ from stream.worker import run_worker
 
 
 def scripted_pipeline(settings: Settings) -> Pipeline:
-    """The stages on a scripted model that costs nothing: for measuring the stream itself, never for verdicts.
+    """The stages on a scripted model (and a silent cross-encoder) that cost nothing: for measuring the stream
+    itself, never for verdicts.
 
     The script's labels are the verdicts (no fitted calibration), so its share of false claims reaches the
     alerts topic and the stream carries corrections and alerts as it does in production.
     """
     pipeline = build_pipeline(settings, model=ModelRunner(settings.model, backend=stream_model_backend()))
-    return dataclasses.replace(pipeline, calibration=VerifyCalibration.identity())
+    return dataclasses.replace(pipeline, calibration=VerifyCalibration.identity(),
+                               nli=NliRunner(SilentPairClassifier()))
 
 
 def run_worker_command(args: argparse.Namespace, settings: Settings) -> int:
