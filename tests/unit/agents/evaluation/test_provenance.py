@@ -14,6 +14,7 @@ from agents.evaluation.harness import PARAPHRASE_FILE, EvalRun, evaluate_diahalu
 from agents.evaluation.provenance import other_model, prompt_digest, staleness
 from agents.evaluation.segmentation import claim_drift, dialogue_turns, evaluate_segmentation
 from agents.model.config import EMBEDDED_MODEL, ModelConfig
+from agents.model.nli import NLI_MODEL
 from agents.model.runner import ModelRunner
 from agents.parsing import shared_parser
 from agents.scoring.calibration import VerifyCalibration
@@ -103,6 +104,8 @@ def test_every_shipped_judgements_file_was_made_from_the_prompts_the_code_writes
     assert staleness(run.prompt_digest, run.cases, VerifyPrompts.load()) is None, (
         f"{path.name} is stale: re-run `halluwatch eval {run.dataset} ... --save-judgements {path}`")
     assert run.model == EMBEDDED_MODEL, f"{path.name} was made with {run.model or 'an unrecorded model'}"
+    assert run.nli_model == NLI_MODEL, (
+        f"{path.name} holds no scores of the cross-encoder: docs/research/nli-evidence/add_scores.py adds them")
 
 
 RECORDED = [("halueval", SHARED_DATA / "halueval-qa/dev-public.jsonl"), ("diahalu", SHARED_DATA / "diahalu/dev-public.jsonl"),
