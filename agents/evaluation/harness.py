@@ -295,7 +295,7 @@ def load_judgements(path: Path) -> EvalRun:
         data = orjson.loads(path.read_bytes())
         run = EvalRun(dataset=data["dataset"], labels=tuple(data["labels"]), seconds=data["seconds"], errors=data["errors"],
                       prompt_digest=data.get("prompt_digest", ""), model=data.get("model", ""),
-                     nli_model=data.get("nli_model", ""))
+                      nli_model=data.get("nli_model", ""))
         for c in data["cases"]:
             run.cases.append(CaseResult(
                 case_id=c["case_id"], position=c["position"], gold=c["gold"], predicted=c["predicted"],

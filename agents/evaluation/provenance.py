@@ -67,6 +67,17 @@ def staleness(run_digest: str, cases: Iterable[SavedCase], prompts: VerifyPrompt
     return None
 
 
+def other_encoder(made_with: str, encoder: str) -> str | None:
+    """Why judgements do not carry the cross-encoder's scores the verifier now reads (None when they do).
+
+    Unlike the model, an unrecorded encoder is stale: such files predate it and hold no scores at all."""
+    if not made_with:
+        return f"they hold no scores of the evidence cross-encoder {encoder}"
+    if made_with != encoder:
+        return f"their cross-encoder scores come from {made_with}, not {encoder}"
+    return None
+
+
 def other_model(made_with: str, model: str) -> str | None:
     """Why judgements made with one model do not describe another (None when the same, or not recorded)."""
     if made_with and made_with != model:

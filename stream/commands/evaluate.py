@@ -28,7 +28,7 @@ from agents.evaluation.harness import (
     save_judgements,
 )
 from agents.evaluation.injection import Case, with_reply_suffix
-from agents.evaluation.provenance import other_model, staleness
+from agents.evaluation.provenance import other_encoder, other_model, staleness
 from agents.evaluation.segmentation import (
     TurnKey,
     claim_drift,
@@ -127,10 +127,9 @@ def load_checked_judgements(path: Path, prompts: VerifyPrompts, model: str) -> E
     """Saved judgements, with a warning on stderr when they were made from other prompts than today's or by
     another model than ``model``: figures from them would then describe code or a model that is not in use."""
     run = load_judgements(path)
-    no_nli = None if run.nli_model == NLI_MODEL else (
-        f"they hold no scores of the evidence cross-encoder {NLI_MODEL}" if not run.nli_model
-        else f"their cross-encoder scores come from {run.nli_model}, not {NLI_MODEL}")
-    for why in (staleness(run.prompt_digest, run.cases, prompts), other_model(run.model, model), no_nli):
+    checks = (staleness(run.prompt_digest, run.cases, prompts), other_model(run.model, model),
+              other_encoder(run.nli_model, NLI_MODEL))
+    for why in checks:
         if why is not None:
             print(f"warning: {path} may be stale: {why}; run the model again with --save-judgements {path}",
                   file=sys.stderr)

@@ -19,15 +19,12 @@ from pathlib import Path
 
 from agents.evaluation.harness import JudgedTurn, load_judgements, save_judgements
 from agents.model.nli import NliRunner
-from agents.stages.instructions import claim_as_read
+from agents.stages.verify import read_pairs, with_pairs
 
 
 async def with_scores(turn: JudgedTurn, nli: NliRunner) -> JudgedTurn:
-    claims = [claim_as_read(c) for c in turn.evidence.claimset.claims]
-    pairs = await nli.score(claims, [p.text for p in turn.evidence.passages])
-    judgements = tuple(
-        dataclasses.replace(j, fit=dataclasses.replace(j.fit, nli_forward=pair.forward, nli_backward=pair.backward))
-        for j, pair in zip(turn.judgements, pairs))
+    pairs = await read_pairs(turn.evidence, nli)
+    judgements = tuple(dataclasses.replace(j, fit=with_pairs(j.fit, pair)) for j, pair in zip(turn.judgements, pairs))
     return dataclasses.replace(turn, judgements=judgements)
 
 

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from agents.evaluation.harness import PARAPHRASE_FILE, EvalRun, evaluate_diahalu, load_judgements, save_judgements
-from agents.evaluation.provenance import other_model, prompt_digest, staleness
+from agents.evaluation.provenance import other_encoder, other_model, prompt_digest, staleness
 from agents.evaluation.segmentation import claim_drift, dialogue_turns, evaluate_segmentation
 from agents.model.config import EMBEDDED_MODEL, ModelConfig
 from agents.model.nli import NLI_MODEL
@@ -50,6 +50,10 @@ async def test_a_run_records_its_prompts_digest_and_keeps_it_through_a_saved_fil
     assert staleness(loaded.prompt_digest, loaded.cases, pipeline.prompts.verify) is None
     assert other_model(loaded.model, EMBEDDED_MODEL) is None
     assert "now is qwen.gguf" in other_model(loaded.model, ModelConfig(model_path=Path("/m/qwen.gguf")).name)
+    # The encoder that scored the claims travels with the file too; a file without one holds no scores.
+    assert loaded.nli_model == run.nli_model == NLI_MODEL and other_encoder(loaded.nli_model, NLI_MODEL) is None
+    assert "hold no scores" in other_encoder("", NLI_MODEL)
+    assert "come from other-encoder" in other_encoder("other-encoder", NLI_MODEL)
 
 
 async def test_the_digest_changes_with_a_prompt_edit_or_another_claim(judged) -> None:
