@@ -134,6 +134,7 @@ def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None,
     async def close_retrieval(sender: Any, **kwargs: Any) -> None:
         # Browsers are separate processes: quit them, or they outlive the worker.
         retrieval.close()
+        pipeline.nli.close()
         await offsets.close()
         if retrieval.cache is not None:
             cache = retrieval.cache

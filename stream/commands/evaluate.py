@@ -127,12 +127,14 @@ def load_checked_judgements(path: Path, prompts: VerifyPrompts, model: str) -> E
     """Saved judgements, with a warning on stderr when they were made from other prompts than today's or by
     another model than ``model``: figures from them would then describe code or a model that is not in use."""
     run = load_judgements(path)
-    checks = (staleness(run.prompt_digest, run.cases, prompts), other_model(run.model, model),
-              other_encoder(run.nli_model, NLI_MODEL))
-    for why in checks:
+    rerun = f"run the model again with --save-judgements {path}"
+    # The encoder's scores alone can be added in minutes, without running the model again.
+    rescore = f"add them with `python docs/research/nli-evidence/add_scores.py {path}` (minutes), or {rerun}"
+    checks = ((staleness(run.prompt_digest, run.cases, prompts), rerun), (other_model(run.model, model), rerun),
+              (other_encoder(run.nli_model, NLI_MODEL), rescore))
+    for why, fix in checks:
         if why is not None:
-            print(f"warning: {path} may be stale: {why}; run the model again with --save-judgements {path}",
-                  file=sys.stderr)
+            print(f"warning: {path} may be stale: {why}; {fix}", file=sys.stderr)
     return run
 
 

@@ -135,12 +135,16 @@ async def test_the_recorded_segment_answers_replay_to_the_claims_of_the_shipped_
 def test_eval_warns_when_the_judgements_it_re_decides_are_stale(tmp_path: Path) -> None:
     stale = load_judgements(RESULTS / "paraphrase-judgements.json")
     stale.prompt_digest = "0" * 16
+    stale.nli_model = ""
     save_judgements(stale, tmp_path / "paraphrase-judgements.json")
     done = subprocess.run([sys.executable, "-m", "stream.cli", "eval", "paraphrase",
                            "--judgements", str(tmp_path / "paraphrase-judgements.json")],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "may be stale: the model would now read other verify or sufficiency prompts" in done.stderr
+    # Scores of the cross-encoder alone are added in minutes: the warning says how, not only "run the model again".
+    assert "hold no scores of the evidence cross-encoder" in done.stderr
+    assert "docs/research/nli-evidence/add_scores.py" in done.stderr
     other = subprocess.run([sys.executable, "-m", "stream.cli", "eval", "paraphrase", "--model-path", "/nowhere/qwen.gguf",
                             "--judgements", "docs/results/paraphrase-judgements.json"],
                            cwd=ROOT, capture_output=True, text=True, timeout=300)
