@@ -12,6 +12,7 @@ scores and the combined scores are kept on every verdict.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import math
 import re
@@ -191,11 +192,21 @@ async def judge(
     claims = evidence.claimset.claims
     if not claims:
         return [], clock
-    generation = await ask_verdicts(model, verify_prompt(evidence, prompts), len(claims))
-    clock.add(generation)
+    # The cross-encoder needs only the claims and the evidence, and runs on its own thread: it reads them
+    # while the model answers rather than after.
+    reading = asyncio.ensure_future(read_pairs(evidence, nli))
+    try:
+        generation = await ask_verdicts(model, verify_prompt(evidence, prompts), len(claims))
+        clock.add(generation)
+        priors = await prompts.priors.at(model, prompts, len(claims), bool(evidence.passages))
+    except BaseException:
+        # The model's error is the one to report; the encoder's reading is no longer wanted.
+        reading.cancel()
+        if reading.done() and not reading.cancelled():
+            reading.exception()
+        raise
+    pairs = await reading
     scores = list(generation.label_scores) + [UNIFORM] * len(claims)
-    priors = await prompts.priors.at(model, prompts, len(claims), bool(evidence.passages))
-    pairs = await read_pairs(evidence, nli)
     return [
         Judgement(verdict=v, scores=s, prior=prior, first_prior=priors[0], fit=with_pairs(evidence_fit(t), pair))
         for v, s, t, prior, pair in zip(generation.output.verdicts, scores, generation.token_scores, priors, pairs)
