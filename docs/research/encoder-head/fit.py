@@ -13,6 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).parent.parent / "averitec-fit"))
+from class_balance import weighted_fit  # noqa: E402
+
 from agents.evaluation.harness import FAILED, claim_label, load_judgements, whole_features
 from agents.evaluation.metrics import classification_metrics
 from agents.scoring.calibration import LABELS
@@ -34,26 +37,13 @@ def load_rows(dataset: str, npz: dict[str, np.ndarray]):
     return np.array(base), np.array(pooled), np.array(labels), np.array(positions)
 
 
-def fit(x: np.ndarray, y: np.ndarray, l2: float, balanced: bool = True, steps: int = 2000):
-    mean, scale = x.mean(0), x.std(0) + 1e-6
-    xs = (x - mean) / scale
-    onehot = np.eye(3)[y]
-    counts = onehot.sum(0)
-    sample = (len(y) / (3 * np.maximum(counts, 1)))[y] if balanced else np.ones(len(y))
-    w, b = np.zeros((3, x.shape[1])), np.zeros(3)
-    for _ in range(steps):
-        z = xs @ w.T + b
-        p = np.exp(z - z.max(1, keepdims=True))
-        p /= p.sum(1, keepdims=True)
-        g = (p - onehot) * sample[:, None]
-        w -= 0.3 * (g.T @ xs / len(y) + l2 * w)
-        b -= 0.3 * g.mean(0)
-    lo, hi = x.min(0), x.max(0)
+def fit(x: np.ndarray, y: np.ndarray, l2: float, balanced: bool = True):
+    """The averitec-fit study's weighted fit (the shipped fit's gradient descent, class balance optional) on
+    any feature columns; returns a function from feature rows to label probabilities."""
+    calibration = weighted_fit(x.tolist(), [LABELS[i] for i in y], [1.0] * len(y), balanced, l2)
 
-    def predict(z_in: np.ndarray) -> np.ndarray:
-        z = ((np.clip(z_in, lo, hi) - mean) / scale) @ w.T + b
-        p = np.exp(z - z.max(1, keepdims=True))
-        return p / p.sum(1, keepdims=True)
+    def predict(rows: np.ndarray) -> np.ndarray:
+        return np.array([[calibration.combine(row).of(label) for label in LABELS] for row in rows])
 
     return predict
 
