@@ -96,7 +96,9 @@ class StageTiming:
     model_seconds is the part spent in the model, prompt_seconds the part of that spent
     evaluating prompt tokens; prompt_tokens counts only the tokens evaluated (not reused),
     variable_tokens those of the prompts' variable parts (what had to be evaluated with every
-    prefix cached), generated_tokens those the model wrote.
+    prefix cached), generated_tokens those the model wrote. encoder_seconds is how long the
+    evidence cross-encoder took to read the claims (verify only; it runs beside the model, so it
+    adds to ``seconds`` only where it outlasts the model).
     """
 
     stage: str = field(metadata=_text(32, 1))
@@ -106,6 +108,7 @@ class StageTiming:
     prompt_tokens: int = field(default=0, metadata={"minimum": 0})
     generated_tokens: int = field(default=0, metadata={"minimum": 0})
     variable_tokens: int = field(default=0, metadata={"minimum": 0})
+    encoder_seconds: float = field(default=0.0, metadata={"minimum": 0})
 
 
 @dataclass(frozen=True)

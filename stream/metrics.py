@@ -82,6 +82,11 @@ class PipelineMetrics:
             "model_seconds_total", "Time spent in the model, by stage and phase (prompt evaluation or generation)",
             ["stage", "phase"], namespace=ns, registry=r,
         )
+        self.encoder_seconds = Counter(
+            "encoder_seconds_total", "Time the evidence cross-encoder spent reading claims beside their evidence,"
+            " by stage (it runs beside the model)",
+            ["stage"], namespace=ns, registry=r,
+        )
         self.model_tokens = Counter(
             "model_tokens_total", "Tokens the model evaluated (prompt, prefix reuse excluded) or generated",
             ["stage", "phase"], namespace=ns, registry=r,
@@ -225,6 +230,8 @@ class PipelineMetrics:
 
     def _timings(self, timings: Iterable[StageTiming]) -> None:
         for t in timings:
+            if t.encoder_seconds > 0:
+                self.encoder_seconds.labels(t.stage).inc(t.encoder_seconds)
             if t.model_seconds <= 0:
                 continue  # a stage that did not call the model (no claims) has no model time to report
             self.model_seconds.labels(t.stage, "prompt").inc(t.prompt_seconds)

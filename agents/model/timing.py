@@ -20,6 +20,7 @@ class StageClock:
     prompt_tokens: int = 0
     variable_tokens: int = 0
     generated_tokens: int = 0
+    encoder_seconds: float = 0.0  # the evidence cross-encoder's reading (verify only)
 
     def add(self, generation: Generation[object]) -> None:
         self.model_seconds += generation.seconds
@@ -37,4 +38,5 @@ class StageClock:
             prompt_tokens=self.prompt_tokens,
             variable_tokens=self.variable_tokens,
             generated_tokens=self.generated_tokens,
+            encoder_seconds=self.encoder_seconds,
         )

@@ -16,6 +16,7 @@ import asyncio
 import dataclasses
 import math
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -194,7 +195,7 @@ async def judge(
         return [], clock
     # The cross-encoder needs only the claims and the evidence, and runs on its own thread: it reads them
     # while the model answers rather than after.
-    reading = asyncio.ensure_future(read_pairs(evidence, nli))
+    reading = asyncio.ensure_future(timed_read_pairs(evidence, nli))
     try:
         generation = await ask_verdicts(model, verify_prompt(evidence, prompts), len(claims))
         clock.add(generation)
@@ -205,7 +206,7 @@ async def judge(
         if reading.done() and not reading.cancelled():
             reading.exception()
         raise
-    pairs = await reading
+    pairs, clock.encoder_seconds = await reading
     scores = list(generation.label_scores) + [UNIFORM] * len(claims)
     return [
         Judgement(verdict=v, scores=s, prior=prior, first_prior=priors[0], fit=with_pairs(evidence_fit(t), pair))
@@ -216,6 +217,13 @@ async def judge(
 async def read_pairs(evidence: Evidence, nli: NliRunner) -> list[PairScores]:
     """The cross-encoder's reading of each claim (as the model reads it) beside the evidence, in claim order."""
     return await nli.score([claim_as_read(c) for c in evidence.claimset.claims], [p.text for p in evidence.passages])
+
+
+async def timed_read_pairs(evidence: Evidence, nli: NliRunner) -> tuple[list[PairScores], float]:
+    """:func:`read_pairs` and how long it took, waiting for the encoder's thread included."""
+    started = time.perf_counter()
+    pairs = await read_pairs(evidence, nli)
+    return pairs, time.perf_counter() - started
 
 
 def with_pairs(fit: EvidenceFit, pair: PairScores) -> EvidenceFit:

@@ -74,6 +74,8 @@ async def bench_mode(settings: Settings, reuse: bool, repeat: int) -> dict[str, 
                 "median_s": statistics.median(t.seconds for t in items),
                 "p95_s": percentile([t.seconds for t in items], 0.95),
                 "model_s_mean": statistics.fmean(t.model_seconds for t in items),
+                # The evidence cross-encoder's reading (verify): beside the model, so part of it is hidden.
+                "encoder_median_s": statistics.median(t.encoder_seconds for t in items),
                 # Per turn: prompt tokens evaluated (after prefix reuse), tokens the variable parts needed,
                 # and tokens generated.
                 "evaluated_tokens_per_turn": sum(t.prompt_tokens for t in items) / len(turn_seconds),
@@ -123,6 +125,9 @@ def format_bench(r: dict[str, Any]) -> str:
         a, b = on["stages"][stage], off["stages"].get(stage, {"median_s": 0.0, "p95_s": 0.0})
         lines.append(f"{stage + ' median s':<26}{a['median_s']:>12.3f}{b['median_s']:>12.3f}")
         lines.append(f"{stage + ' p95 s':<26}{a['p95_s']:>12.3f}{b['p95_s']:>12.3f}")
+        if a.get("encoder_median_s", 0.0) > 0:
+            lines.append(f"{stage + ' encoder median s':<26}{a['encoder_median_s']:>12.3f}"
+                         f"{b.get('encoder_median_s', 0.0):>12.3f}")
     for key, label in (
         ("turn_median_s", "turn median s"),
         ("turn_p95_s", "turn p95 s"),

