@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from agents.errors import InputError
+from agents.model.nli import NliRunner
 from agents.model.runner import ModelRunner
 from agents.parsing import shared_parser
 from agents.scoring.calibration import DEFAULT_PATH, VerifyCalibration
@@ -32,6 +33,7 @@ def build_pipeline(settings: Settings, model: ModelRunner | None = None) -> Pipe
     calibration = VerifyCalibration.load(settings.calibration_path or DEFAULT_PATH)
     return Pipeline(
         model=model or ModelRunner(settings.model),
+        nli=NliRunner(threads=settings.model.encoder_threads),
         prompts=Prompts.load(),
         calibration=calibration,
         parser=shared_parser(),

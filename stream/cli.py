@@ -25,6 +25,8 @@ def _model_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--n-ctx", type=int, dest="model.n_ctx", help="context size in tokens")
     group.add_argument("--threads", type=int, dest="model.n_threads", help="CPU threads for the model")
     group.add_argument("--gpu-layers", type=int, dest="model.n_gpu_layers", help="layers to offload to a GPU")
+    group.add_argument("--encoder-threads", type=int, dest="model.encoder_threads",
+                       help="CPU threads for the evidence cross-encoder")
     group.add_argument("--calibration", type=Path, dest="calibration_path", help="verifier calibration JSON")
     group.add_argument("--max-rounds", type=int, dest="max_rounds", help="justification revision rounds")
     group.add_argument("--selective-calibration", type=Path, dest="selective_path", help="selective-verdict calibration JSON")

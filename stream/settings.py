@@ -118,6 +118,7 @@ _ENV_FIELDS: dict[str, tuple[str, Any]] = {
     "N_CTX": ("model.n_ctx", int),
     "N_THREADS": ("model.n_threads", int),
     "N_GPU_LAYERS": ("model.n_gpu_layers", int),
+    "ENCODER_THREADS": ("model.encoder_threads", int),
     "TEMPERATURE": ("model.temperature", float),
     "SEED": ("model.seed", int),
     "PREFIX_REUSE": ("model.prefix_reuse", _bool),

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
+from agents.errors import InputError
 from agents.model.onnx_nli import SEQUENCE_LENGTH
 from agents.text import content_words, coverage, sentences
 
@@ -90,8 +91,11 @@ class NliRunner:
     """Async front of the cross-encoder: one thread per instance, the model loaded on first use."""
 
     def __init__(self, classifier: PairClassifier | None = None, threads: int = 2):
+        if threads < 1:
+            raise InputError(f"the evidence cross-encoder needs at least one thread, not {threads}: set"
+                             " HALLUWATCH_ENCODER_THREADS or --encoder-threads to 1 or more")
         self._classifier = classifier
-        self._threads = threads
+        self.threads = threads
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="halluwatch-nli")
         self._lock = threading.Lock()
         self.name = NLI_MODEL if classifier is None else type(classifier).__name__
@@ -101,7 +105,7 @@ class NliRunner:
             if self._classifier is None:
                 from agents.model.onnx_nli import OnnxPairClassifier
 
-                self._classifier = OnnxPairClassifier(threads=self._threads)
+                self._classifier = OnnxPairClassifier(threads=self.threads)
             return self._classifier
 
     async def load(self) -> None:

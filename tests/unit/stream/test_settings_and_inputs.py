@@ -6,6 +6,7 @@ from agents.errors import InputError
 from agents.evaluation.datasets import read_averitec, read_diahalu
 from agents.evidence.passages import chronological, parse_date, read_passages
 from agents.model.prompting import PROMPT_DIR, SEPARATOR, PromptTemplate
+from stream.build import build_pipeline
 from stream.settings import Settings
 from tests.conftest import SHARED_DATA
 from tests.support.records import passage
@@ -16,6 +17,14 @@ def test_env_then_flags() -> None:
     assert settings.model.n_ctx == 2048 and settings.model.model_path == Path("/m.gguf") and settings.partitions == 8
     overridden = settings.override(**{"model.n_ctx": 1024, "partitions": None})
     assert overridden.model.n_ctx == 1024 and overridden.partitions == 8
+
+
+def test_the_encoder_threads_come_from_the_settings() -> None:
+    settings = Settings.from_env({"HALLUWATCH_ENCODER_THREADS": "3"})
+    assert build_pipeline(settings).nli.threads == 3
+    assert build_pipeline(settings.override(**{"model.encoder_threads": 1})).nli.threads == 1
+    with pytest.raises(InputError, match="HALLUWATCH_ENCODER_THREADS"):
+        build_pipeline(settings.override(**{"model.encoder_threads": 0}))
 
 
 def test_bad_env_value_names_the_variable() -> None:
