@@ -1,10 +1,8 @@
 import itertools
-import threading
 from dataclasses import replace
 
 import pytest
 
-from agents.errors import ModelOutputError
 from agents.evidence.passages import GROUNDING, assemble_evidence
 from agents.model.backend import TokenScore
 from agents.model.nli import NliRunner
@@ -19,7 +17,6 @@ from agents.stages.verify import (
     aggregate,
     decide,
     evidence_fit,
-    judge,
     verify,
 )
 from schemas import ClaimSufficiency, EvidenceFit, Label, LabelScores, Sufficiency
@@ -154,56 +151,6 @@ async def test_verify_asks_once_per_turn_with_dated_evidence(scripted) -> None:
     # The cross-encoder's reading is kept on each verdict: the claim the evidence contradicts stands far out.
     berlin, opened = (v.fit for v in verdict.claim_verdicts)
     assert berlin.nli_forward > opened.nli_forward + 2 and berlin.nli_backward > opened.nli_backward + 2
-
-
-class GatedClassifier:
-    """A pair classifier that says when it starts reading, then waits to be let finish."""
-
-    def __init__(self) -> None:
-        self.started, self.release = threading.Event(), threading.Event()
-
-    def tokens(self, text: str) -> list[int]:
-        return [5] * len(text.split())
-
-    def margins(self, pairs: list) -> list[float]:
-        self.started.set()
-        self.release.wait(timeout=10)
-        return [1.5] * len(pairs)
-
-
-async def test_the_cross_encoder_reads_the_evidence_while_the_model_answers(scripted) -> None:
-    classifier = GatedClassifier()
-    seen_reading: list[bool] = []
-
-    def answer(prompt) -> str:
-        # The model's first answer waits for the encoder to have begun: were they run one after the other,
-        # it would wait in vain.
-        seen_reading.append(classifier.started.wait(timeout=5))
-        classifier.release.set()
-        return '{"verdicts":[{"label":"false","why":"[1] says Paris"}]}'
-
-    runner, _ = scripted({"verify": answer})
-    evidence = assemble_evidence(claimset("X is in Berlin."), [passage("X is in Paris.", "p1", "2020-01-01")])
-    nli = NliRunner(classifier)
-    judged, clock = await judge(evidence, runner, nli, VerifyPrompts.load())
-    nli.close()
-    assert seen_reading[0] is True
-    # The reading's time is recorded on the stage's timing: the encoder waited for the model's answer here.
-    assert 0 < clock.stop().encoder_seconds
-    assert (judged[0].fit.nli_forward, judged[0].fit.nli_backward) == (1.5, 1.5), "the reading is kept all the same"
-
-
-async def test_a_failed_model_call_is_reported_as_the_models_error_while_the_encoder_reads(scripted) -> None:
-    classifier = GatedClassifier()
-    runner, _ = scripted({"verify": "not a verdict"})
-    evidence = assemble_evidence(claimset("X is in Berlin."), [passage("X is in Paris.", "p1", "2020-01-01")])
-    nli = NliRunner(classifier)
-    try:
-        with pytest.raises(ModelOutputError):  # not a group of errors, and not the encoder's
-            await judge(evidence, runner, nli, VerifyPrompts.load())
-    finally:
-        classifier.release.set()
-        nli.close()
 
 
 async def test_no_evidence_means_closed_book(scripted) -> None:
