@@ -97,8 +97,8 @@ class StageTiming:
     evaluating prompt tokens; prompt_tokens counts only the tokens evaluated (not reused),
     variable_tokens those of the prompts' variable parts (what had to be evaluated with every
     prefix cached), generated_tokens those the model wrote. encoder_seconds is how long the
-    evidence cross-encoder took to read the claims (verify only; it runs beside the model, so it
-    adds to ``seconds`` only where it outlasts the model).
+    evidence cross-encoder took to read the claims (verify only; part of ``seconds``, not of
+    ``model_seconds``).
     """
 
     stage: str = field(metadata=_text(32, 1))

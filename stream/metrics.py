@@ -84,7 +84,7 @@ class PipelineMetrics:
         )
         self.encoder_seconds = Counter(
             "encoder_seconds_total", "Time the evidence cross-encoder spent reading claims beside their evidence,"
-            " by stage (it runs beside the model)",
+            " by stage",
             ["stage"], namespace=ns, registry=r,
         )
         self.model_tokens = Counter(

@@ -17,8 +17,7 @@ class ModelConfig:
     n_ctx: int = 4096
     n_threads: int = max(1, min(os.cpu_count() or 1, 8))
     n_gpu_layers: int = 0
-    # The evidence cross-encoder's own threads (agents.model.nli): it reads a turn's claims while the model
-    # answers, so on a small machine the two share the cores.
+    # The evidence cross-encoder's own threads (agents.model.nli); it reads after the model has answered.
     encoder_threads: int = 2
     temperature: float = 0.0
     seed: int = 0

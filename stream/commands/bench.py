@@ -74,7 +74,7 @@ async def bench_mode(settings: Settings, reuse: bool, repeat: int) -> dict[str, 
                 "median_s": statistics.median(t.seconds for t in items),
                 "p95_s": percentile([t.seconds for t in items], 0.95),
                 "model_s_mean": statistics.fmean(t.model_seconds for t in items),
-                # The evidence cross-encoder's reading (verify): beside the model, so part of it is hidden.
+                # The evidence cross-encoder's reading (verify), part of the stage's time.
                 "encoder_median_s": statistics.median(t.encoder_seconds for t in items),
                 # Per turn: prompt tokens evaluated (after prefix reuse), tokens the variable parts needed,
                 # and tokens generated.
