@@ -85,9 +85,14 @@ class OnnxPairClassifier:
         """
         margins: list[float] = []
         for first, second in pairs:
-            sequence = [CLS, *first, SEP, *second, SEP][:SEQUENCE_LENGTH]
-            ids = np.zeros((1, SEQUENCE_LENGTH), dtype=np.int64)
-            ids[0, : len(sequence)] = sequence
-            (logits,) = self._session.run(None, {"input_ids": ids, "attention_mask": (ids != 0).astype(np.int64)})
+            (logits,) = self._session.run(None, pair_input(first, second))
             margins.append(float(logits[0, 1] - logits[0, 0]))
         return margins
+
+
+def pair_input(first: Sequence[int], second: Sequence[int]) -> dict[str, np.ndarray]:
+    """The graph's inputs for one pair: ``[CLS] first [SEP] second [SEP]``, cut or padded to the fixed length."""
+    sequence = [CLS, *first, SEP, *second, SEP][:SEQUENCE_LENGTH]
+    ids = np.zeros((1, SEQUENCE_LENGTH), dtype=np.int64)
+    ids[0, : len(sequence)] = sequence
+    return {"input_ids": ids, "attention_mask": (ids != 0).astype(np.int64)}

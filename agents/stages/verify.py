@@ -194,11 +194,13 @@ async def judge(
         return [], clock
     generation = await ask_verdicts(model, verify_prompt(evidence, prompts), len(claims))
     clock.add(generation)
+    scores = list(generation.label_scores) + [UNIFORM] * len(claims)
     priors = await prompts.priors.at(model, prompts, len(claims), bool(evidence.passages))
     # After the model, not beside it: on 2 cores the two slowed each other (llama.cpp's prompt evaluation
     # fell from about 355 to 240 tokens/s) and the verify stage's median rose 0.1 s (halluwatch bench).
-    pairs, clock.encoder_seconds = await timed_read_pairs(evidence, nli)
-    scores = list(generation.label_scores) + [UNIFORM] * len(claims)
+    reading = time.perf_counter()
+    pairs = await read_pairs(evidence, nli)
+    clock.encoder_seconds = time.perf_counter() - reading
     return [
         Judgement(verdict=v, scores=s, prior=prior, first_prior=priors[0], fit=with_pairs(evidence_fit(t), pair))
         for v, s, t, prior, pair in zip(generation.output.verdicts, scores, generation.token_scores, priors, pairs)
@@ -208,13 +210,6 @@ async def judge(
 async def read_pairs(evidence: Evidence, nli: NliRunner) -> list[PairScores]:
     """The cross-encoder's reading of each claim (as the model reads it) beside the evidence, in claim order."""
     return await nli.score([claim_as_read(c) for c in evidence.claimset.claims], [p.text for p in evidence.passages])
-
-
-async def timed_read_pairs(evidence: Evidence, nli: NliRunner) -> tuple[list[PairScores], float]:
-    """:func:`read_pairs` and how long it took, waiting for the encoder's thread included."""
-    started = time.perf_counter()
-    pairs = await read_pairs(evidence, nli)
-    return pairs, time.perf_counter() - started
 
 
 def with_pairs(fit: EvidenceFit, pair: PairScores) -> EvidenceFit:

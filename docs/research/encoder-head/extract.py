@@ -20,7 +20,7 @@ import sentencepiece
 
 from agents.evaluation.harness import load_judgements
 from agents.model.nli import CLAIM_TOKENS, evidence_chunks
-from agents.model.onnx_nli import CLS, SEP, SEQUENCE_LENGTH, package_folder
+from agents.model.onnx_nli import SEQUENCE_LENGTH, package_folder, pair_input
 from agents.stages.verify import claim_as_read
 
 POOLED = "/m/pooler/Mul_1_output_0"
@@ -40,10 +40,7 @@ class PooledClassifier:
         return list(self.vocabulary.encode(text))
 
     def run(self, first, second) -> tuple[float, np.ndarray]:
-        sequence = [CLS, *first, SEP, *second, SEP][:SEQUENCE_LENGTH]
-        ids = np.zeros((1, SEQUENCE_LENGTH), dtype=np.int64)
-        ids[0, : len(sequence)] = sequence
-        logits, pooled = self.session.run(None, {"input_ids": ids, "attention_mask": (ids != 0).astype(np.int64)})
+        logits, pooled = self.session.run(None, pair_input(first, second))
         return float(logits[0, 1] - logits[0, 0]), pooled[0]
 
 
