@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--judgements", type=Path, metavar="FILE",
                           help="re-decide judgements saved by --save-judgements instead of running the model;"
                           " (segmentation) list the turns whose saved claims segmentation no longer makes, exit 1 if any")
+    evaluate.add_argument("--rejudge-changed", action="store_true",
+                          help="with --judgements: run the model again on the saved cases whose claims segmentation"
+                          " now makes differently (after a segmentation change), keep the rest; --answers replays"
+                          " the recorded segment answers meanwhile")
     evaluate.add_argument("--save-judgements", type=Path, metavar="FILE",
                           help="write what the model said on every row (to refit calibrations without the model)")
     evaluate.add_argument("--append-to-reply", metavar="TEXT",
@@ -85,8 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="(segmentation) keep every answer of the segment model in FILE; with --answers,"
                           " the model runs only for the prompts that recording lacks")
     evaluate.add_argument("--answers", type=Path, metavar="FILE",
-                          help="(segmentation) replay answers kept by --save-answers instead of running the model:"
-                          " the segmentation rules re-measured in seconds on the same model answers")
+                          help="(segmentation, --rejudge-changed) replay answers kept by --save-answers instead of running"
+                          " the model: the segmentation rules re-measured in seconds on the same model answers")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar")
     _model_flags(evaluate)
 

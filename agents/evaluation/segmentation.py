@@ -26,7 +26,7 @@ from agents.inputs import read_jsonl
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.parsing import SentenceParser
-from agents.stages.segment import classify_sentence, segment
+from agents.stages.segment import classify_sentence, invented_values, render_context, segment
 from agents.stages.standalone import (
     PERSON_PRONOUNS,
     is_user_text,
@@ -37,7 +37,7 @@ from agents.stages.standalone import (
     stems,
 )
 from agents.text import answer_part, numbers, sentences, value_names
-from schemas import ClaimSet, ContextLine, Role, Turn
+from schemas import ClaimSet, ContextLine, Role, SkipReason, Turn
 
 # What the issue asks of segmentation (shares of claims or factual turns).
 TARGETS = {"unresolved_share": 0.03, "duplicate_pairs": 0, "factual_without_claim_share": 0.02, "user_text_claims": 0}
@@ -73,6 +73,9 @@ class SegmentationReport:
     possible_restatements: int = 0
     factual_without_claim: int = 0
     user_text_claims: int = 0
+    # Claims the model proposed with a number or name that neither the turn nor its context has: the stage
+    # drops them (see agents.stages.segment.invented_values); counted to show how often the model does it.
+    invented_values: int = 0
     seconds: float = 0.0
     examples: dict[str, list[str]] = field(default_factory=dict)  # a few of each problem, to read
 
@@ -149,6 +152,11 @@ def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimS
         elif possible_restatement(a, b):
             report.possible_restatements += 1
             report.note("possible restatement (read by hand)", f"{a} | {b}")
+    said = f"{item.turn.text}\n{render_context(item.context)}"
+    for span in claimset.skipped:
+        if span.reason is SkipReason.UNGROUNDED and invented_values(span.text, said):
+            report.invented_values += 1
+            report.note("dropped: a number or name the turn does not have", span.text)
 
 
 def possible_restatement(a: str, b: str) -> bool:
@@ -213,6 +221,8 @@ def format_segmentation(r: SegmentationReport) -> str:
         f"factual turns without a claim:   {r.factual_without_claim} = {r.factual_without_claim_share:.1%}"
         f" ({flag(r.factual_without_claim_share <= TARGETS['factual_without_claim_share'])}: <= 2%)",
         f"claims made of the user's words: {r.user_text_claims} ({flag(r.user_text_claims == 0)}: 0)",
+        f"proposed with a made-up value:   {r.invented_values} dropped (a number or name neither the turn nor its"
+        " context has)",
     ]
     for problem, texts in r.examples.items():
         lines.append(f"\n{problem}, e.g.:")

@@ -6,8 +6,8 @@ skipped with the reason, without a model call. A reply that is only a short
 answer to the user's question becomes one claim together with the question,
 also without a model call. Otherwise the model splits the remaining
 sentences into atomic claims. A proposed claim that is a question, repeats
-the user's words, or whose words are not in the turn or its context is
-skipped with the reason (the segmenter must not invent facts to check); a
+the user's words, or whose words, numbers or names are not in the turn or
+its context is skipped with the reason (the segmenter must not invent facts to check); a
 factual sentence the model returns no grounded claim for is checked whole
 rather than silently ignored. Last, the rules of
 :mod:`agents.stages.standalone` resolve leading pronouns and drop
@@ -34,7 +34,19 @@ from agents.stages.standalone import (
     resolve_pronoun,
     with_question,
 )
-from agents.text import content_words, coverage, curly_quotes, last_question, sentences, straight_quotes, truncate
+from agents.text import (
+    content_words,
+    coverage,
+    curly_quotes,
+    last_question,
+    names_in,
+    numbers,
+    same_number,
+    sentences,
+    straight_quotes,
+    truncate,
+    value_names,
+)
 from schemas import Claim, ClaimSet, ContextLine, SkippedSpan, SkipReason, StageTiming, Turn, ids
 from schemas.records import MAX_CLAIMS, MAX_CONTEXT_TURNS
 
@@ -123,12 +135,29 @@ def classify_sentence(sentence: str) -> SkipReason | None:
 
 
 def is_grounded(claim: str, turn_text: str, context_text: str) -> bool:
-    """A claim must come from the turn: most of its words appear in the turn or context, some in the turn."""
+    """A claim must come from the turn: most of its words appear in the turn or context, some in the turn,
+    and every number and name in it appears there too (see :func:`invented_values`)."""
     claim_words = content_words(claim)
     turn_words = content_words(turn_text)
     if not claim_words & turn_words:
         return False
-    return coverage(claim_words, turn_words | content_words(context_text)) >= 0.75
+    if coverage(claim_words, turn_words | content_words(context_text)) < 0.75:
+        return False
+    return not invented_values(claim, f"{turn_text}\n{context_text}")
+
+
+def invented_values(claim: str, said: str) -> list[str]:
+    """The numbers and names of ``claim`` that nothing in ``said`` (the turn and its context) has.
+
+    Numbers and names are what a check compares with the evidence, so a claim must take them from the
+    turn. The segment model also knows things: asked to split "The bridge opened in 1952." it may write
+    "The bridge opened in 1937.", the year it remembers, and given "born first" it adds a year of birth.
+    Such a claim keeps most of the turn's words, so word coverage alone lets it through, and it is then
+    checked as if the bot had said it: a lie corrected before anyone looks, or an alert on words nobody
+    wrote."""
+    said_numbers = numbers(said)
+    new_numbers = [n for n in sorted(numbers(claim)) if not any(same_number(n, m) for m in said_numbers)]
+    return new_numbers + [name for name in sorted(value_names(claim)) if not names_in(said, name)]
 
 
 def chunk_sentences(items: Sequence[str], limit: int) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -29,6 +29,7 @@ from agents.evaluation.harness import (
 )
 from agents.evaluation.injection import Case, with_reply_suffix
 from agents.evaluation.provenance import other_encoder, other_model, staleness
+from agents.evaluation.rejudge import changed_cases, splice
 from agents.evaluation.segmentation import (
     TurnKey,
     claim_drift,
@@ -57,32 +58,62 @@ async def run_stages(args: argparse.Namespace, pipeline: Pipeline) -> EvalRun:
 async def judge_file(dataset: str, file: Path, pipeline: Pipeline, progress: bool, limit: int | None = None,
                      suffix: str | None = None, glued: bool = False) -> EvalRun:
     """The stages over one benchmark file's rows (every reply ending with ``suffix`` when given)."""
+    async with pipeline.model:
+        return await judge_rows(dataset, file, pipeline, progress, limit, suffix, glued)
+
+
+async def judge_rows(dataset: str, file: Path, pipeline: Pipeline, progress: bool, limit: int | None = None,
+                     suffix: str | None = None, glued: bool = False, only: Collection[str] | None = None) -> EvalRun:
+    """:func:`judge_file` with the model already loaded, over the rows whose case ids are in ``only`` (all
+    when None)."""
     def cases(read: Callable[[Path, int | None], Sequence[Case]]) -> Sequence[Case]:
         rows = read(file, limit)
+        if only is not None:
+            rows = [row for row in rows if row.case_id in only]
         return with_reply_suffix(rows, suffix, glued) if suffix else rows
 
+    if dataset == "averitec":
+        return await evaluate_averitec(cases(read_averitec), pipeline, progress)
+    if dataset == "atomic":
+        return await evaluate_atomic(cases(read_atomic), pipeline, progress)
+    if dataset in GROUNDED_QA:
+        return await evaluate_halueval(cases(read_halueval), pipeline, progress, dataset)
+    return await evaluate_diahalu(cases(read_diahalu), pipeline, progress)
+
+
+async def rejudge_changed(args: argparse.Namespace, pipeline: Pipeline, saved: EvalRun) -> EvalRun:
+    """``saved`` with the cases whose claims segmentation now makes differently judged again by the model."""
+    made: dict[TurnKey, list[str]] = {}
     async with pipeline.model:
-        if dataset == "averitec":
-            return await evaluate_averitec(cases(read_averitec), pipeline, progress)
-        if dataset == "atomic":
-            return await evaluate_atomic(cases(read_atomic), pipeline, progress)
-        if dataset in GROUNDED_QA:
-            return await evaluate_halueval(cases(read_halueval), pipeline, progress, dataset)
-        return await evaluate_diahalu(cases(read_diahalu), pipeline, progress)
+        await evaluate_segmentation(dialogue_turns(args.file, args.limit), pipeline.model, pipeline.prompts.segment,
+                                    pipeline.parser, args.file.name, not args.quiet, made)
+        changed = changed_cases(saved.cases, made)
+        print(f"{len(changed)} of {len(saved.cases)} cases have other claims today; judging them again"
+              + (f": {', '.join(changed[:10])}{' ...' if len(changed) > 10 else ''}" if changed else ""))
+        if not changed:
+            return saved
+        fresh = await judge_rows(args.dataset, args.file, pipeline, not args.quiet, args.limit, only=set(changed))
+    return splice(saved, fresh, pipeline.prompts.verify)
+
+
+def segment_model(args: argparse.Namespace, settings: Settings) -> tuple[ModelRunner | None, RecordingBackend | None]:
+    """The model for a run that replays the segment answers of ``--answers`` (None: the usual model).
+
+    With ``--save-answers``, or where other prompts than segmentation's need answers, what the recording
+    lacks runs the model; without, an answer never recorded is an error."""
+    known = RecordedBackend.load(args.answers) if args.answers else None
+    if args.save_answers or (known is not None and args.dataset != "segmentation"):
+        from agents.model.llama_backend import LlamaBackend  # the native library only when a model runs
+
+        recording = RecordingBackend(lambda: LlamaBackend(settings.model), known)
+        return ModelRunner(settings.model, backend=recording), recording
+    if known is not None:
+        return ModelRunner(settings.model, backend=known), None
+    return None, None
 
 
 async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) -> int:
-    recording = None
-    model = None
-    known = RecordedBackend.load(args.answers) if args.answers else None
-    if args.save_answers:
-        from agents.model.llama_backend import LlamaBackend  # the native library only when a model runs
-
-        # With --answers too, the model runs only for the prompts the old recording lacks.
-        recording = RecordingBackend(lambda: LlamaBackend(settings.model), known)
-        model = ModelRunner(settings.model, backend=recording)
-    elif known is not None:
-        model = ModelRunner(settings.model, backend=known)
+    model, recording = segment_model(args, settings)
     pipeline = build_pipeline(settings, model=model)
     items = dialogue_turns(args.file, args.limit)
     saved = load_checked_judgements(args.judgements, pipeline.prompts.verify, settings.model.name) if args.judgements else None
@@ -146,8 +177,11 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         args.file = PARAPHRASE_FILE
     if args.dataset == "segmentation":
         return await run_segmentation_eval(args, settings)
-    if args.answers or args.save_answers:
-        raise InputError("--answers and --save-answers keep the segment model's answers: use them with segmentation")
+    if args.save_answers or args.answers and not args.rejudge_changed:
+        raise InputError("--answers and --save-answers keep the segment model's answers: use them with segmentation"
+                         " (or --answers with --rejudge-changed)")
+    if args.rejudge_changed and not args.judgements:
+        raise InputError("--rejudge-changed judges again the saved cases whose claims changed: give --judgements FILE")
     if args.dataset == "source-hints":
         return await run_source_hints_eval(args, settings)
     if args.append_to_reply and (args.judgements or args.fit_calibration):
@@ -159,13 +193,15 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         raise InputError(f"--fit-calibration needs rows a verdict can be fitted on: use it with {', '.join(FITTABLE)}")
     if args.fit_with and not args.fit_calibration:
         raise InputError("--fit-with adds rows to a fit: give --fit-calibration OUT too")
-    pipeline = build_pipeline(settings)
+    pipeline = build_pipeline(settings, model=segment_model(args, settings)[0])
     also = [load_checked_judgements(path, pipeline.prompts.verify, settings.model.name) for path in args.fit_with]
     if args.judgements:
-        # Re-decide saved judgements under the current calibration: no model run.
+        # Re-decide saved judgements under the current calibration: no model run (but for --rejudge-changed).
         run = load_checked_judgements(args.judgements, pipeline.prompts.verify, settings.model.name)
         if run.dataset != args.dataset:
             raise InputError(f"{args.judgements} holds {run.dataset} judgements, not {args.dataset}")
+        if args.rejudge_changed:
+            run = await rejudge_changed(args, pipeline, run)
         redecide(run, pipeline.calibration)
     else:
         run = await run_stages(args, pipeline)

@@ -3,7 +3,7 @@ import pytest
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.parsing import shared_parser
-from agents.stages.segment import chunk_sentences, classify_sentence, is_grounded, segment
+from agents.stages.segment import chunk_sentences, classify_sentence, invented_values, is_grounded, segment
 from schemas import ClaimSet, ContextLine, Role, SkipReason, Turn
 
 
@@ -78,6 +78,46 @@ def test_grounding_allows_context_words_but_not_inventions() -> None:
     context = "user: Which is the eighth planet?"
     assert is_grounded("Neptune is the eighth planet.", "Neptune.", context)
     assert not is_grounded("Jupiter has 95 moons.", "Neptune.", context)
+
+
+@pytest.mark.parametrize(
+    ("claim", "said", "invented"),
+    [
+        # The model's own memory in place of the turn's value: the year it "knows", a year nobody gave.
+        ("The Brooklyn Bridge opened in 1870.", "The Brooklyn Bridge opened in 1883.", ["1870"]),
+        ("Ada Lovelace was born in 1815.", "Ada Lovelace was born first.", ["1815"]),
+        ("The river flows through Vienna and Budapest.", "The Danube flows through Vienna.", ["budapest"]),
+        # The turn's own values, in other words or forms, are not inventions.
+        ("The Brooklyn Bridge opened in 1883.", "user: And the Brooklyn Bridge?\nIt opened in 1883, after 14 years.", []),
+        ("The tower is 1,083 feet tall.", "The tower is 1083 feet tall.", []),
+        ("Vienna's opera house seats 1,709 people.", "The opera house in Vienna seats 1,709 people.", []),
+        ("The Danube flows through Vienna.", "The Danube flows through vienna.", []),
+    ],
+)
+def test_invented_values_are_the_numbers_and_names_the_turn_never_gave(claim: str, said: str,
+                                                                        invented: list[str]) -> None:
+    assert invented_values(claim, said) == invented
+
+
+def test_a_claim_with_a_value_from_the_context_is_grounded_and_one_from_nowhere_is_not() -> None:
+    context = "user: When did the Brooklyn Bridge open, in 1883?"
+    assert is_grounded("The Brooklyn Bridge opened in 1883.", "Yes, that is when it opened.", context)
+    # Most words are the turn's, so word coverage alone would let it through.
+    assert not is_grounded("The Brooklyn Bridge opened in 1870.", "The Brooklyn Bridge opened in 1883.", "")
+
+
+async def test_a_proposed_claim_that_changes_the_turns_value_is_dropped_and_the_sentence_checked_whole(
+    scripted,
+) -> None:
+    # What a segment model that knows better does: it "corrects" the turn before anyone has checked it.
+    runner, _ = scripted({"segment": '{"claims":["The Brooklyn Bridge opened in 1883.",'
+                                     '"The Brooklyn Bridge was finished in 1883."]}'})
+    result = await segmented("The Brooklyn Bridge opened in 1870.", [], runner)
+    assert [c.text for c in result.claims] == ["The Brooklyn Bridge opened in 1870."]
+    assert {s.text: s.reason for s in result.skipped} == {
+        "The Brooklyn Bridge opened in 1883.": SkipReason.UNGROUNDED,
+        "The Brooklyn Bridge was finished in 1883.": SkipReason.UNGROUNDED,
+    }
 
 
 def test_long_text_is_chunked_within_the_limit() -> None:
