@@ -15,7 +15,7 @@ from typing import Any
 
 from agents.errors import InputError
 from agents.inputs import read_jsonl
-from agents.text import truncate
+from agents.text import content_words, coverage, sentences, truncate
 from schemas import ClaimSet, Evidence, GroundingDocument, Passage, ids
 from schemas.records import MAX_PASSAGE_CHARS, MAX_PASSAGES
 
@@ -101,6 +101,21 @@ def render_evidence(passages: Sequence[Passage]) -> str:
         f"[{i}] {p.published_at or 'undated'} {truncate(' '.join(p.text.split()), PASSAGE_CHARS)}"
         for i, p in enumerate(passages, start=1)
     )
+
+
+# A quote long enough for a sentence and its context, short enough to read in a verdict line.
+QUOTE_CHARS = 300
+
+
+def closest_sentence(claim: str, passage: Passage) -> str:
+    """The passage's sentence that shares most of the claim's words (the first of equals), with the sentence
+    after it when it is a question: evidence written as question and answer ("Did X happen? No, ...")
+    says what it says in the answer."""
+    parts = sentences(passage.text) or [passage.text]
+    claim_words = content_words(claim)
+    best = max(range(len(parts)), key=lambda i: (coverage(claim_words, content_words(parts[i])), -i))
+    quote = " ".join(parts[best : best + 2]) if parts[best].rstrip().endswith("?") else parts[best]
+    return truncate(" ".join(quote.split()), QUOTE_CHARS)
 
 
 def today() -> str:

@@ -3,7 +3,7 @@ from dataclasses import replace
 
 import pytest
 
-from agents.evidence.passages import GROUNDING, assemble_evidence
+from agents.evidence.passages import GROUNDING, assemble_evidence, closest_sentence
 from agents.model.backend import TokenScore
 from agents.model.nli import NliRunner
 from agents.scoring.calibration import FEATURE_NAMES, VerifyCalibration
@@ -103,6 +103,39 @@ def test_decide_uses_calibration_and_keeps_model_scores() -> None:
     assert first.scores.best() is Label.TRUE
     assert first.cited_passages == ("p1",)
     assert verdict.label is aggregate([v.label for v in verdict.claim_verdicts])
+
+
+def test_the_reason_shown_is_the_cited_passages_own_sentence_not_the_models_account_of_it() -> None:
+    evidence = assemble_evidence(
+        claimset("The Brooklyn Bridge opened in 1870.", "The bridge has a main span of 486 metres."),
+        [passage("It took 14 years to build. The Brooklyn Bridge opened on May 24, 1883. Its main span is 486 m.")],
+    )
+    # What the small model writes: the claim's own year put in the passage's mouth.
+    # (Its scores lean to false, so the identity calibration decides false.)
+    leaning_false = LabelScores(true=0.2, false=0.7, unverifiable=0.1)
+    judged = [Judgement(ModelVerdict(Label.TRUE, "[1] says the bridge opened in 1870."), leaning_false, NEUTRAL),
+              Judgement(ModelVerdict(Label.TRUE, "[1] says so."), UNIFORM, NEUTRAL)]
+    opened, span = decide(evidence, judged, VerifyCalibration.identity()).claim_verdicts
+    # The swapped year is told by the sentence that states the other one.
+    assert opened.justification.startswith('[1] says: "The Brooklyn Bridge opened on May 24, 1883."')
+    assert "1870" not in opened.justification.split("(")[0]
+    assert span.justification.startswith('[1] says: "Its main span is 486 m."')
+    # Where the final label is not the model's own, the reason says so.
+    assert opened.label is Label.FALSE and opened.justification.endswith("(the model alone said true)")
+    assert span.label is Label.TRUE and "model alone" not in span.justification
+
+
+def test_without_evidence_the_reason_is_the_models_own() -> None:
+    judged = [Judgement(ModelVerdict(Label.TRUE, "known from memory"), LabelScores(0.8, 0.1, 0.1), NEUTRAL)]
+    verdict = decide(assemble_evidence(claimset("Paris is in France."), []), judged, VerifyCalibration.identity())
+    assert verdict.claim_verdicts[0].justification == "known from memory"
+
+
+def test_a_question_in_the_evidence_is_quoted_with_its_answer() -> None:
+    qa = passage("Who ran the 2019 count? The state board ran it. Did Ohio certify the 2019 count? No, it was never certified.")
+    assert closest_sentence("Ohio certified the 2019 count.", qa) == "Did Ohio certify the 2019 count? No, it was never certified."
+    assert closest_sentence("The state board ran the count.", qa) == "The state board ran it."
+    assert len(closest_sentence("x", passage("A long one. " * 100))) <= 300
 
 
 def test_a_turn_checked_against_its_own_documents_is_decided_by_the_grounded_fit() -> None:
