@@ -11,6 +11,8 @@ from agents.parsing import shared_parser
 from agents.scoring.calibration import DEFAULT_PATH, VerifyCalibration
 from agents.scoring.selective import DEFAULT_PATH as SELECTIVE_PATH
 from agents.scoring.selective import SelectiveModel
+from agents.scoring.sufficiency import DEFAULT_PATH as SUFFICIENCY_PATH
+from agents.scoring.sufficiency import SufficiencyRater
 from agents.stages.pipeline import Pipeline, Prompts
 from stream.settings import Settings
 
@@ -40,4 +42,5 @@ def build_pipeline(settings: Settings, model: ModelRunner | None = None) -> Pipe
         max_rounds=settings.max_rounds,
         find_sources=settings.finds_sources,
         selective=selective_model(settings),
+        sufficiency=SufficiencyRater.load(settings.sufficiency_path or SUFFICIENCY_PATH),
     )

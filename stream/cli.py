@@ -30,6 +30,8 @@ def _model_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--calibration", type=Path, dest="calibration_path", help="verifier calibration JSON")
     group.add_argument("--max-rounds", type=int, dest="max_rounds", help="justification revision rounds")
     group.add_argument("--selective-calibration", type=Path, dest="selective_path", help="selective-verdict calibration JSON")
+    group.add_argument("--sufficiency-rater", type=Path, dest="sufficiency_path",
+                       help="sufficiency rater JSON (from train-verifier --sufficiency-out)")
     group.add_argument("--abstain-threshold", type=float, dest="abstain_threshold",
                        help="abstain below this estimated chance of being right (0: never abstain)")
 
@@ -101,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="read the model's judgements from DIR/<kind>-judgements.json where present (no model run)")
     train.add_argument("--save-judgements", type=Path, metavar="DIR", help="keep the judgements the model made in DIR")
     train.add_argument("--out", type=Path, default=Path("verify_calibration.json"), help="where to write the fit")
+    train.add_argument("--sufficiency-out", type=Path, default=Path("sufficiency_rater.json"),
+                       help="where to write the sufficiency rater fitted on the same rows")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     _model_flags(train)
 
@@ -186,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 SETTING_FLAGS = ("calibration_path", "max_rounds", "broker_url", "partitions", "selective_path", "abstain_threshold",
-                 "kb_path", "metrics_port")
+                 "kb_path", "metrics_port", "sufficiency_path")
 
 
 def settings_from(args: argparse.Namespace) -> Settings:

@@ -29,6 +29,7 @@ class Settings:
     model: ModelConfig = field(default_factory=ModelConfig)
     calibration_path: Path | None = None  # None: the calibration shipped with halluwatch
     selective_path: Path | None = None  # selective-verdict calibration; None: the shipped one
+    sufficiency_path: Path | None = None  # the sufficiency rater; None: the shipped one
     # When a verdict abstains: a fixed threshold on its estimated chance of being right (0 never abstains),
     # or the threshold that meets a target coverage or alert precision on the calibration's held-out data.
     abstain_threshold: float | None = None
@@ -125,6 +126,7 @@ _ENV_FIELDS: dict[str, tuple[str, Any]] = {
     "CACHE_DIR": ("model.cache_dir", _path),
     "CALIBRATION": ("calibration_path", _path),
     "SELECTIVE_CALIBRATION": ("selective_path", _path),
+    "SUFFICIENCY_RATER": ("sufficiency_path", _path),
     "ABSTAIN_THRESHOLD": ("abstain_threshold", float),
     "ABSTAIN_COVERAGE": ("abstain_coverage", float),
     "ABSTAIN_PRECISION": ("abstain_precision", float),

@@ -37,6 +37,8 @@ from agents.scoring.selective import (
     selective_features,
     summarize_selective,
 )
+from agents.scoring.signals import claim_signals
+from agents.scoring.sufficiency import SufficiencyRater, rater_features
 from agents.stages.justify import justify
 from agents.stages.pipeline import Pipeline
 from agents.stages.segment import claimset_for, segment
@@ -139,8 +141,8 @@ async def _check_turn(
     p = pipeline.prompts
     claimset = await segment(turn, context, pipeline.model, p.segment, pipeline.parser)
     evidence = assemble_evidence(claimset, passages)
-    sufficiency, sufficiency_timing = await assess_sufficiency(evidence, pipeline.model, p.verify.sufficiency)
     judged, clock = await judge(evidence, pipeline.model, pipeline.nli, p.verify)
+    sufficiency, sufficiency_timing = assess_sufficiency(evidence, [j.fit for j in judged], pipeline.sufficiency)
     # No abstention here: accuracy is measured on every row, like the baselines; the selective
     # metrics are computed from the same judgements by selective_rows.
     verdict = decide(evidence, judged, pipeline.calibration, sufficiency, None, (clock.stop(),))
@@ -332,16 +334,18 @@ def fitting_rows(dataset: str, case: CaseResult) -> list[tuple[tuple[float, ...]
     return rows
 
 
-def selective_rows(run: EvalRun, calibration: VerifyCalibration) -> list[SelectiveRow]:
+def selective_rows(run: EvalRun, calibration: VerifyCalibration, rater: SufficiencyRater) -> list[SelectiveRow]:
     """One row per judged case: the deciding verdict's selective features and whether the case came out right.
 
-    Odd positions are held out, as for the verifier calibration.
+    Odd positions are held out, as for the verifier calibration. The sufficiency of each claim's evidence is
+    rated again by ``rater`` from the saved judgement (files saved before session 23 hold the Gemma model's
+    ratings, which the stage no longer asks for).
     """
     rows = []
     for case in run.cases:
         if case.predicted == FAILED:
             continue
-        verdicts = [decide(t.evidence, t.judgements, calibration, t.sufficiency) for t in case.judged]
+        verdicts = [decide(t.evidence, t.judgements, calibration, rated(t, rater)) for t in case.judged]
         claim_verdicts = [v for verdict in verdicts for v in verdict.claim_verdicts]
         deciding = deciding_verdict(claim_verdicts)
         if deciding is None:
@@ -357,6 +361,30 @@ def selective_rows(run: EvalRun, calibration: VerifyCalibration) -> list[Selecti
         )
         rows.append(SelectiveRow(features, predicted == case.gold, flagged, gold_false, case.position % 2 == 1))
     return rows
+
+
+def sufficiency_rows(run: EvalRun, held_out: bool = False) -> list[tuple[tuple[float, ...], bool]]:
+    """(the sufficiency rater's features, whether the evidence settled the claim) for every claim with
+    evidence of the even rows (the odd ones with ``held_out``). The evidence settled a claim whose gold label
+    is true or false; a grounded answer's own document always settles it; an unverifiable claim's did not."""
+    rows = []
+    for case in run.cases:
+        if case.position % 2 != held_out or case.predicted == FAILED:
+            continue
+        settled = run.dataset in GROUNDED_QA or case.gold != Label.UNVERIFIABLE.value
+        for turn in case.judged:
+            passages = turn.evidence.passages
+            if not passages:
+                continue
+            for claim, judgement in zip(turn.evidence.claimset.claims, turn.judgements):
+                signals = claim_signals(claim.text, passages, turn.evidence.claimset.context)
+                rows.append((rater_features(signals, judgement.fit, passages), settled))
+    return rows
+
+
+def rated(turn: JudgedTurn, rater: SufficiencyRater) -> tuple[ClaimSufficiency, ...]:
+    """The sufficiency of a saved turn's evidence, as the stage rates it today."""
+    return assess_sufficiency(turn.evidence, [j.fit for j in turn.judgements], rater)[0]
 
 
 def case_prediction(dataset: str, labels: Sequence[Label]) -> str:
@@ -508,7 +536,9 @@ def compare_systems(run: EvalRun) -> tuple[SystemScore, ...]:
     return tuple(systems)
 
 
-def build_report(run: EvalRun, selective: SelectiveFit | None = None, calibration: VerifyCalibration | None = None) -> Report:
+def build_report(run: EvalRun, selective: SelectiveFit | None = None, calibration: VerifyCalibration | None = None,
+                 rater: SufficiencyRater | None = None) -> Report:
+    """The report of a run; the selective figures need ``selective``, ``calibration`` and ``rater``."""
     gold = [c.gold for c in run.cases]
     majority_label = Counter(gold).most_common(1)[0][0] if gold else run.labels[0]
     held = [c for c in run.cases if c.position % 2 == 1]
@@ -523,7 +553,7 @@ def build_report(run: EvalRun, selective: SelectiveFit | None = None, calibratio
         if items
     }
     scores = [s for c in run.cases for s in c.fingract]
-    rows = selective_rows(run, calibration) if selective is not None and calibration is not None else []
+    rows = selective_rows(run, calibration, rater) if selective and calibration and rater else []
     return Report(
         selective=summarize_selective(rows, selective) if rows and selective else None,
         selective_held_out=summarize_selective([r for r in rows if r.held_out], selective) if rows and selective else None,

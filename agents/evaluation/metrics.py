@@ -84,3 +84,12 @@ def percentile(values: Sequence[float], q: float) -> float:
         return 0.0
     k = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
     return ordered[k]
+
+
+def roc_area(positive: Sequence[float], negative: Sequence[float]) -> float:
+    """The chance that a positive row scores above a negative one (ties count half): the area under the ROC
+    curve. 0.5 is chance."""
+    if not positive or not negative:
+        raise ValueError("the area under the ROC curve needs rows of both classes")
+    wins = sum((p > n) + 0.5 * (p == n) for p in positive for n in negative)
+    return wins / (len(positive) * len(negative))

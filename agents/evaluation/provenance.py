@@ -6,7 +6,7 @@ edit, a change to how evidence or claims are written into the prompt, or a
 segmentation rule that now yields other claims, and the shipped figures
 describe code that no longer exists. These checks catch that without the model:
 
-- :func:`prompt_digest` hashes the verify and sufficiency prompts of every
+- :func:`prompt_digest` hashes the verify prompts of every
   saved claim set, rendered again from the saved evidence with the current
   templates and code. A run stores it when it is made; a later digest that
   differs means the model would now read other prompts.
@@ -25,17 +25,14 @@ from typing import Protocol
 
 import orjson
 
-from agents.stages.sufficiency import sufficiency_prompt
 from agents.stages.verify import VerifyPrompts, verify_prompt
-from schemas import ClaimSufficiency, Evidence
+from schemas import Evidence
 
 
 # The harness's JudgedTurn and CaseResult, by shape: the harness imports this module.
 class SavedTurn(Protocol):
     @property
     def evidence(self) -> Evidence: ...
-    @property
-    def sufficiency(self) -> tuple[ClaimSufficiency, ...]: ...
 
 
 class SavedCase(Protocol):
@@ -46,15 +43,14 @@ class SavedCase(Protocol):
 
 
 def prompt_digest(cases: Iterable[SavedCase], prompts: VerifyPrompts) -> str:
-    """A hash of every verify and sufficiency prompt behind the cases' judgements, in case order."""
+    """A hash of every verify prompt behind the cases' judgements, in case order. (Until session 23 the
+    sufficiency stage asked the model too, and its prompts were hashed here as well.)"""
     digest = hashlib.sha256()
     for case in cases:
         for turn in (*case.judged, *case.whole):
             if not turn.evidence.claimset.claims:
                 continue  # no claim, no model call
             digest.update(orjson.dumps(verify_prompt(turn.evidence, prompts)))
-            if turn.sufficiency and turn.evidence.passages:  # without passages sufficiency asks no model
-                digest.update(orjson.dumps(sufficiency_prompt(turn.evidence, prompts.sufficiency)))
     return digest.hexdigest()[:16]
 
 
@@ -63,7 +59,7 @@ def staleness(run_digest: str, cases: Iterable[SavedCase], prompts: VerifyPrompt
     if not run_digest:
         return "they were saved before runs recorded their prompts, so whether they match the current code is unknown"
     if run_digest != prompt_digest(cases, prompts):
-        return "the model would now read other verify or sufficiency prompts than it did when they were made"
+        return "the model would now read other verify prompts than it did when they were made"
     return None
 
 

@@ -118,18 +118,22 @@ class SelectiveModel:
         return SelectiveFit.load(path).model
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 0.05, steps: int = 4000, rate: float = 0.3) -> tuple[np.ndarray, float]:
-    """Binary logistic regression by gradient descent on standardised features; weights for raw features."""
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 0.05, steps: int = 4000, rate: float = 0.3,
+                 sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    """Binary logistic regression by gradient descent on standardised features; weights for raw features.
+    ``sample_weight`` (mean 1) lets a rare class weigh as much as a common one."""
     if len(set(y.tolist())) < 2:
-        raise InputError("the selective model needs both correct and wrong verdicts in the data; add more rows")
+        raise InputError("the fit needs rows of both classes (right and wrong verdicts, or sufficient and"
+                         " insufficient evidence); add more rows")
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
     xs = (x - mean) / scale
+    weight = np.ones(len(y)) if sample_weight is None else sample_weight / sample_weight.mean()
     w = np.zeros(x.shape[1])
     b = 0.0
     for _ in range(steps):
         p = 1.0 / (1.0 + np.exp(-(xs @ w + b)))
-        w -= rate * (xs.T @ (p - y) / len(y) + l2 * w)
-        b -= rate * float((p - y).mean())
+        w -= rate * (xs.T @ (weight * (p - y)) / len(y) + l2 * w)
+        b -= rate * float((weight * (p - y)).mean())
     raw = w / scale
     return raw, float(b - raw @ mean)
 

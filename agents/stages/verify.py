@@ -28,6 +28,7 @@ from agents.model.timing import StageClock
 from agents.scoring.calibration import VerifyCalibration
 from agents.scoring.selective import SelectiveModel, selective_features
 from agents.scoring.signals import Signals, ValueSwap, claim_signals, features
+from agents.scoring.sufficiency import SufficiencyRater
 from agents.stages.instructions import claim_as_read
 from agents.stages.sufficiency import assess_sufficiency
 from agents.text import truncate
@@ -86,16 +87,15 @@ class PositionPriors:
 
 @dataclass(frozen=True)
 class VerifyPrompts:
-    """The prompts the verify stage uses: with evidence, closed-book, and the sufficiency autorater."""
+    """The prompts the verify stage uses: with evidence, and closed-book."""
 
     with_evidence: PromptTemplate
     closed_book: PromptTemplate
-    sufficiency: PromptTemplate
     priors: PositionPriors = field(default_factory=PositionPriors, compare=False, repr=False)
 
     @classmethod
     def load(cls) -> VerifyPrompts:
-        return cls(*(PromptTemplate.load(n) for n in ("verify", "verify_closed_book", "sufficiency")))
+        return cls(*(PromptTemplate.load(n) for n in ("verify", "verify_closed_book")))
 
 
 @dataclass(frozen=True)
@@ -340,9 +340,12 @@ async def verify(
     nli: NliRunner,
     prompts: VerifyPrompts,
     calibration: VerifyCalibration,
+    rater: SufficiencyRater,
     selective: SelectiveModel | None = None,
 ) -> TurnVerdict:
-    """Sufficiency, then the model's judgement, then the calibrated and selective decision."""
-    sufficiency, sufficiency_timing = await assess_sufficiency(evidence, model, prompts.sufficiency)
+    """The model's judgement, the sufficiency of the evidence (read off the judgement's signals), then the
+    calibrated and selective decision."""
     judged, clock = await judge(evidence, model, nli, prompts)
-    return decide(evidence, judged, calibration, sufficiency, selective, (sufficiency_timing, clock.stop()))
+    verify_timing = clock.stop()
+    sufficiency, sufficiency_timing = assess_sufficiency(evidence, [j.fit for j in judged], rater)
+    return decide(evidence, judged, calibration, sufficiency, selective, (sufficiency_timing, verify_timing))

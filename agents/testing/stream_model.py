@@ -27,7 +27,7 @@ _NUMBERED = re.compile(r"^\d+\. (.*)$", re.MULTILINE)
 
 
 def claims_in(prompt: Prompt) -> list[str]:
-    """The numbered claims of a verify or sufficiency prompt's input."""
+    """The numbered claims of a verify prompt's input."""
     return _NUMBERED.findall(prompt.variable.rsplit("Claims:", 1)[-1])
 
 
@@ -39,10 +39,6 @@ def label_of(claim: str) -> Label:
 def _segment(prompt: Prompt) -> str:
     reply = prompt.variable.rsplit("Reply:", 1)[-1].strip()
     return orjson.dumps({"claims": [s[:300] for s in sentences(reply)][:8]}).decode()
-
-
-def _sufficiency(prompt: Prompt) -> str:
-    return orjson.dumps({"checks": [{"label": "sufficient", "why": "scripted"} for _ in claims_in(prompt)]}).decode()
 
 
 def _verify(prompt: Prompt) -> str:
@@ -65,7 +61,6 @@ def stream_model_backend() -> ScriptedBackend:
         answers={
             "segment": _segment,
             "sources": '{"sources":[]}',
-            "sufficiency": _sufficiency,
             "verify": _verify,
             "verify_closed_book": _verify,
             "justify": _correction,

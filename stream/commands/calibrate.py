@@ -112,7 +112,8 @@ async def run_calibrate(args: argparse.Namespace, settings: Settings) -> int:
         source = f"fitted on even conversations of replay report {args.file.name} ({len(rows)} conversations)"
     else:
         run = await judged_run(args, settings)
-        rows = selective_rows(run, build_pipeline(settings).calibration)
+        pipeline = build_pipeline(settings)
+        rows = selective_rows(run, pipeline.calibration, pipeline.sufficiency)
         source = f"fitted on even rows of {(args.judgements or args.file).name} ({len(run.cases)} rows)"
     fit = fit_selective(rows, source, args.target_coverage, args.target_precision)
     fit.save(args.out)

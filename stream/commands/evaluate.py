@@ -216,7 +216,8 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         calibration.save(args.fit_calibration)
         redecide(run, calibration)
         print(f"wrote calibration to {args.fit_calibration}")
-    report = build_report(run, SelectiveFit.load(settings.selective_path or SELECTIVE_PATH), calibration)
+    report = build_report(run, SelectiveFit.load(settings.selective_path or SELECTIVE_PATH), calibration,
+                          pipeline.sufficiency)
     if args.append_to_reply:
         joined = "glued to its last words" if args.glued else "as a sentence of its own"
         print(f"every checked reply ended with {args.append_to_reply!r}, {joined}")

@@ -18,6 +18,11 @@ there, else made by running the model over the file (kept with
 ``--save-judgements DIR``). With the judgements in ``docs/results`` this
 reproduces ``agents/scoring/verify_calibration.json`` (up to the last bits of a
 float, where numpy's summation order differs between CPUs).
+
+The same even rows fit the sufficiency rater (:mod:`agents.scoring.sufficiency`,
+written to ``--sufficiency-out``): evidence that settled its claim (gold true or
+false, a grounded answer's own document) against evidence that did not (gold
+unverifiable); the odd rows' figures are printed after the verifier's.
 """
 
 from __future__ import annotations
@@ -33,8 +38,11 @@ from agents.evaluation.harness import (
     fit_calibration,
     redecide,
     save_judgements,
+    sufficiency_rows,
 )
+from agents.evaluation.metrics import roc_area
 from agents.scoring.calibration import VerifyCalibration
+from agents.scoring.sufficiency import SufficiencyRater, fit_rater
 from agents.stages.verify import VerifyPrompts
 from stream.build import build_pipeline
 from stream.commands.evaluate import judge_file, load_checked_judgements
@@ -83,10 +91,28 @@ def format_training(runs: list[EvalRun], fitted: VerifyCalibration) -> str:
     return "\n".join(lines)
 
 
+def format_sufficiency(runs: list[EvalRun], rater: SufficiencyRater) -> str:
+    """Each run's odd rows under the rater: how many settling claims it calls sufficient and, where the run
+    has claims whose evidence settles nothing, how well it ranks the two apart."""
+    lines = [f"{'sufficiency (odd rows)':<34}{'claims':>7}{'settled called sufficient':>27}{'AUC':>7}"]
+    for run in runs:
+        rows = sufficiency_rows(run, held_out=True)
+        settled = [rater.probability(features) for features, ok in rows if ok]
+        unsettled = [rater.probability(features) for features, ok in rows if not ok]
+        share = sum(p >= 0.5 for p in settled) / len(settled) if settled else 0.0
+        area = f"{roc_area(settled, unsettled):>7.3f}" if settled and unsettled else f"{'-':>7}"
+        lines.append(f"{run.dataset:<34}{len(rows):>7}{share:>27.2f}{area}")
+    return "\n".join(lines)
+
+
 async def run_train_verifier(args: argparse.Namespace, settings: Settings) -> int:
     runs = await judged_runs(args, settings)
     fitted = fit_calibration(runs)
     fitted.save(args.out)
+    rows = [row for run in runs for row in sufficiency_rows(run)]
+    rater = fit_rater(rows, f"fitted on the even rows of {', '.join(run.dataset for run in runs)}: {len(rows)} claims,"
+                            f" {sum(not ok for _, ok in rows)} whose evidence settled nothing")
+    rater.save(args.sufficiency_out)
     for run in runs:
         redecide(run, fitted)
     print(fitted.source)
@@ -95,4 +121,8 @@ async def run_train_verifier(args: argparse.Namespace, settings: Settings) -> in
     print(format_training(runs, fitted))
     print(f"wrote {args.out}: use it with --calibration {args.out} (HALLUWATCH_CALIBRATION), or copy it over"
           " agents/scoring/verify_calibration.json to ship it")
+    print(rater.source)
+    print(format_sufficiency(runs, rater))
+    print(f"wrote {args.sufficiency_out}: use it with --sufficiency-rater {args.sufficiency_out}"
+          " (HALLUWATCH_SUFFICIENCY_RATER), or copy it over agents/scoring/sufficiency_rater.json to ship it")
     return 0

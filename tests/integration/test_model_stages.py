@@ -98,29 +98,17 @@ async def test_label_scores_come_from_the_model(real_model: ModelRunner) -> None
         assert verdict.label is scores.best()
 
 
-async def test_sufficiency_autorater_gives_one_reasoned_probability_per_claim(real_model: ModelRunner) -> None:
-    from agents.evidence.passages import assemble_evidence
-    from agents.stages.sufficiency import assess_sufficiency
-    from agents.stages.verify import VerifyPrompts
-    from tests.support.records import claimset
-
-    prompt = VerifyPrompts.load().sufficiency
-    stating = assemble_evidence(claimset("The Eiffel Tower is in Paris.", "It was completed in 1889."), [EIFFEL])
-    unrelated = assemble_evidence(
-        claimset("The Eiffel Tower is in Paris."),
-        [passage("The Danube flows through Vienna, Bratislava and Budapest before reaching the Black Sea.")],
-    )
-    for evidence in (stating, unrelated):
-        first, timing = await assess_sufficiency(evidence, real_model, prompt)
-        again, _ = await assess_sufficiency(evidence, real_model, prompt)
-        assert [c.claim_id for c in first] == [c.claim_id for c in evidence.claimset.claims]
-        for check in first:
-            assert 0.0 <= check.probability <= 1.0 and check.reason
-            assert (check.label is Sufficiency.SUFFICIENT) == (check.probability >= 0.5)
-        assert [(c.label, c.reason) for c in first] == [(c.label, c.reason) for c in again]
-        assert [c.probability for c in first] == pytest.approx([c.probability for c in again], abs=1e-3)
-        assert timing.stage == "sufficiency" and timing.model_seconds > 0
-
+async def test_sufficiency_tells_evidence_on_the_claim_from_evidence_on_something_else(pipeline: Pipeline) -> None:
+    # The real model and cross-encoder judge; the shipped rater reads their signals, with no model call of its own.
+    danube = passage("The Danube flows through Vienna, Bratislava and Budapest before reaching the Black Sea.")
+    on_topic = await pipeline.check(turn("The Eiffel Tower is in Paris."), (), [EIFFEL])
+    off_topic = await pipeline.check(turn("The Eiffel Tower is in Paris."), (), [danube])
+    (on,), (off,) = (r.verdict.claim_verdicts for r in (on_topic, off_topic))
+    assert on.sufficiency.label is Sufficiency.SUFFICIENT and off.sufficiency.label is Sufficiency.INSUFFICIENT
+    assert on.sufficiency.probability > off.sufficiency.probability
+    assert "cross-encoder margins" in on.sufficiency.reason
+    timing = next(t for t in on_topic.verdict.timings if t.stage == "sufficiency")
+    assert timing.model_seconds == 0 and timing.generated_tokens == 0
 
 
 @pytest.mark.skipif(not SHARED_DATA.exists(), reason="../shared/data is not beside the checkout")

@@ -30,6 +30,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
         (["calibrate"], "labelled data file"),
         (["calibrate", "--judgements", "/nonexistent.json"], "cannot read judgements"),
         (["check", "Paris is in France.", "--abstain-threshold", "3"], "from 0 to 1"),
+        (["check", "Paris is in France.", "--sufficiency-rater", "/nonexistent.json"], "HALLUWATCH_SUFFICIENCY_RATER"),
         (["eval", "averitec", "/x.jsonl", "--answers", "a.jsonl"], "use them with segmentation"),
         (["eval", "averitec", "/x.jsonl", "--rejudge-changed"], "give --judgements FILE"),
         (["eval", "averitec"], "eval averitec needs a file: halluwatch eval averitec FILE"),

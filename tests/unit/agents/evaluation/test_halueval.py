@@ -59,7 +59,6 @@ async def test_a_turn_is_a_hallucination_unless_verified_true(scripted, tmp_path
     runner, _ = scripted(
         {"segment": lambda p: '{"claims":["%s was started first."]}' % ("Arthur's Magazine" if "Reply: Arthur" in p.variable
                                                                           else "First for Women"),
-         "sufficiency": '{"checks":[{"label":"sufficient","why":"dates"}]}',
          "verify": lambda p: '{"verdicts":[{"label":"%s","why":"x"}]}' % ("true" if right(p) else "unverifiable"),
          "justify": '{"errors":[],"corrected_text":"x"}'},
         label_scores={"verify": lambda p: [LabelScores(0.8, 0.1, 0.1) if right(p) else LabelScores(0.1, 0.1, 0.8)]},
@@ -96,7 +95,6 @@ def test_the_bundled_paraphrase_rows_reword_their_knowledge() -> None:
 async def test_paraphrase_rows_are_judged_and_fitted_as_grounded_turns(scripted, tmp_path: Path) -> None:
     runner, _ = scripted(
         {"segment": '{"claims":["Arthur\'s Magazine was started first."]}',
-         "sufficiency": '{"checks":[{"label":"sufficient","why":"dates"}]}',
          "verify": '{"verdicts":[{"label":"true","why":"x"}]}',
          "justify": '{"errors":[],"corrected_text":"x"}'},
     )

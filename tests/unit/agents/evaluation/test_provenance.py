@@ -141,7 +141,7 @@ def test_eval_warns_when_the_judgements_it_re_decides_are_stale(tmp_path: Path) 
                            "--judgements", str(tmp_path / "paraphrase-judgements.json")],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "may be stale: the model would now read other verify or sufficiency prompts" in done.stderr
+    assert "may be stale: the model would now read other verify prompts" in done.stderr
     # Scores of the cross-encoder alone are added in minutes: the warning says how, not only "run the model again".
     assert "hold no scores of the evidence cross-encoder" in done.stderr
     assert "docs/research/nli-evidence/add_scores.py" in done.stderr

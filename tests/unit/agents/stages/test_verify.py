@@ -9,6 +9,7 @@ from agents.model.nli import NliRunner
 from agents.scoring.calibration import FEATURE_NAMES, VerifyCalibration
 from agents.scoring.selective import SelectiveModel
 from agents.scoring.signals import claim_signals, value_swap
+from agents.scoring.sufficiency import SufficiencyRater
 from agents.stages.verify import (
     UNIFORM,
     Judgement,
@@ -22,7 +23,6 @@ from agents.stages.verify import (
 from schemas import ClaimSufficiency, EvidenceFit, Label, LabelScores, Sufficiency
 
 NEUTRAL = EvidenceFit(mean_logprob=-1.0, min_logprob=-1.0, contradiction=0.0, weakest="")
-SUFFICIENT = '{"checks":[{"label":"sufficient","why":"[1] covers it"},{"label":"sufficient","why":"[1] covers it"}]}'
 
 from tests.support.records import claimset, passage
 
@@ -154,8 +154,7 @@ def test_a_turn_checked_against_its_own_documents_is_decided_by_the_grounded_fit
 
 async def test_verify_asks_once_per_turn_with_dated_evidence(scripted) -> None:
     runner, backend = scripted(
-        {"verify": '{"verdicts":[{"label":"false","why":"[1] says Paris"},{"label":"true","why":"ok"}]}',
-         "sufficiency": SUFFICIENT},
+        {"verify": '{"verdicts":[{"label":"false","why":"[1] says Paris"},{"label":"true","why":"ok"}]}'},
         # Content-free "N/A" claims get even scores: no position bias to divide out.
         label_scores={"verify": lambda p: [UNIFORM] * 2 if "N/A" in p.variable else
                       [LabelScores(0.1, 0.8, 0.1), LabelScores(0.7, 0.2, 0.1)]},
@@ -166,21 +165,24 @@ async def test_verify_asks_once_per_turn_with_dated_evidence(scripted) -> None:
     )
     prompts = VerifyPrompts.load()
     nli = NliRunner()  # the packaged cross-encoder: fast enough for a unit test
-    verdict = await verify(evidence, runner, nli, prompts, VerifyCalibration.identity())
-    # One sufficiency call and one verify call; the content-free call that measures the position bias
+    rater = SufficiencyRater.load()  # the shipped one
+    verdict = await verify(evidence, runner, nli, prompts, VerifyCalibration.identity(), rater)
+    # One verify call (sufficiency asks no model); the content-free call that measures the position bias
     # for two claims comes once per model and prompts (one worker's pipeline) and is remembered.
-    assert [p.family for p in backend.prompts] == ["sufficiency", "verify", "verify"]
-    assert "N/A" in backend.prompts[2].variable and "N/A" not in backend.prompts[1].variable
-    await verify(evidence, runner, nli, prompts, VerifyCalibration.identity())
-    assert len(backend.prompts) == 5
-    variable = backend.prompts[1].variable
-    assert backend.prompts[1].scored == (" X is in Berlin.", " X opened in 1889.")
+    assert [p.family for p in backend.prompts] == ["verify", "verify"]
+    assert "N/A" in backend.prompts[1].variable and "N/A" not in backend.prompts[0].variable
+    await verify(evidence, runner, nli, prompts, VerifyCalibration.identity(), rater)
+    assert len(backend.prompts) == 3
+    variable = backend.prompts[0].variable
+    assert backend.prompts[0].scored == (" X is in Berlin.", " X opened in 1889.")
     assert variable.index("1990-05-05") < variable.index("2020-01-01"), "evidence must be oldest first"
     assert [v.label for v in verdict.claim_verdicts] == [Label.FALSE, Label.TRUE]
     assert verdict.label is Label.FALSE
     assert [t.stage for t in verdict.timings] == ["sufficiency", "verify"]
     assert verdict.timings[1].encoder_seconds > 0, "the packaged encoder's reading is timed on the verify stage"
-    assert all(v.sufficiency and v.sufficiency.label is Sufficiency.SUFFICIENT for v in verdict.claim_verdicts)
+    # The rater reads the signals: every word of the second claim is in a passage, and no passage names Berlin.
+    berlin_rated, opened_rated = (v.sufficiency for v in verdict.claim_verdicts)
+    assert opened_rated.label is Sufficiency.SUFFICIENT and berlin_rated.probability < opened_rated.probability
     # The cross-encoder's reading is kept on each verdict: the claim the evidence contradicts stands far out.
     berlin, opened = (v.fit for v in verdict.claim_verdicts)
     assert berlin.nli_forward > opened.nli_forward + 2 and berlin.nli_backward > opened.nli_backward + 2
@@ -189,8 +191,9 @@ async def test_verify_asks_once_per_turn_with_dated_evidence(scripted) -> None:
 async def test_no_evidence_means_closed_book(scripted) -> None:
     runner, backend = scripted({"verify_closed_book": '{"verdicts":[{"label":"true","why":"known"}]}'})
     evidence = assemble_evidence(claimset("Paris is in France."), [])
-    verdict = await verify(evidence, runner, NliRunner(), VerifyPrompts.load(), VerifyCalibration.identity())
-    assert [p.family for p in backend.prompts] == ["verify_closed_book"] * 2, "no sufficiency call without evidence"
+    verdict = await verify(evidence, runner, NliRunner(), VerifyPrompts.load(), VerifyCalibration.identity(),
+                           SufficiencyRater.load())
+    assert [p.family for p in backend.prompts] == ["verify_closed_book"] * 2
     assert verdict.claim_verdicts[0].closed_book
     assert (verdict.claim_verdicts[0].fit.nli_forward, verdict.claim_verdicts[0].fit.nli_backward) == (0.0, 0.0)
     assert verdict.claim_verdicts[0].sufficiency.label is Sufficiency.INSUFFICIENT

@@ -1,4 +1,4 @@
-"""train-verifier: the shipped verifier is what the command fits on the public sets' even rows."""
+"""train-verifier: the shipped verifier and sufficiency rater are what the command fits on the public sets' even rows."""
 
 import subprocess
 import sys
@@ -10,6 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[4]
 SHIPPED = ROOT / "agents" / "scoring" / "verify_calibration.json"
+SHIPPED_RATER = ROOT / "agents" / "scoring" / "sufficiency_rater.json"
 
 
 def leaves(value: Any, path: str = "") -> dict[str, Any]:
@@ -22,20 +23,24 @@ def leaves(value: Any, path: str = "") -> dict[str, Any]:
 
 
 def test_the_saved_judgements_reproduce_the_shipped_verifier(tmp_path: Path) -> None:
-    out = tmp_path / "fit.json"
+    out, rater = tmp_path / "fit.json", tmp_path / "rater.json"
     done = subprocess.run([sys.executable, "-m", "stream.cli", "train-verifier", "--judgements", "docs/results",
-                           "--data", str(tmp_path / "nowhere"), "--out", str(out)],
+                           "--data", str(tmp_path / "nowhere"), "--out", str(out), "--sufficiency-out", str(rater)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    fitted, shipped = orjson.loads(out.read_bytes()), orjson.loads(SHIPPED.read_bytes())
-    # The same weights, up to the last bits: numpy's summation order differs between CPUs (AVX2 vs AVX-512).
-    fitted_leaves, shipped_leaves = leaves(fitted), leaves(shipped)
-    assert fitted_leaves.keys() == shipped_leaves.keys()
-    for path, value in shipped_leaves.items():
-        if isinstance(value, float):
-            assert fitted_leaves[path] == pytest.approx(value, rel=1e-9, abs=1e-12), path
-        else:
-            assert fitted_leaves[path] == value, path
+    for made, shipped_file in ((out, SHIPPED), (rater, SHIPPED_RATER)):
+        fitted, shipped = orjson.loads(made.read_bytes()), orjson.loads(shipped_file.read_bytes())
+        # The same weights, up to the last bits: numpy's summation order differs between CPUs (AVX2 vs AVX-512).
+        fitted_leaves, shipped_leaves = leaves(fitted), leaves(shipped)
+        assert fitted_leaves.keys() == shipped_leaves.keys()
+        for path, value in shipped_leaves.items():
+            if isinstance(value, float):
+                assert fitted_leaves[path] == pytest.approx(value, rel=1e-9, abs=1e-12), path
+            else:
+                assert fitted_leaves[path] == value, path
+    # The rater's held-out table: off-topic evidence (the atomic claims' other-row passages) is told apart.
+    atomic = next(line.split() for line in done.stdout.splitlines() if line.startswith("atomic ") and len(line.split()) == 4)
+    assert float(atomic[3]) > 0.9
     held_out = [line.split()[0] for line in done.stdout.splitlines() if line.split()[1:2] == ["pipeline"]]
     assert held_out == ["halueval", "paraphrase", "averitec", "atomic"]  # one odd-row figure per training set
 
