@@ -37,12 +37,11 @@ from agents.scoring.selective import (
     selective_features,
     summarize_selective,
 )
-from agents.scoring.signals import claim_signals
-from agents.scoring.sufficiency import SufficiencyRater, rater_features
+from agents.scoring.sufficiency import SufficiencyRater
 from agents.stages.justify import justify
 from agents.stages.pipeline import Pipeline
 from agents.stages.segment import claimset_for, segment
-from agents.stages.sufficiency import assess_sufficiency
+from agents.stages.sufficiency import assess_sufficiency, rater_inputs
 from agents.stages.verify import Judgement, claim_features, decide, judge
 from schemas import (
     ClaimSet,
@@ -373,12 +372,10 @@ def sufficiency_rows(run: EvalRun, held_out: bool = False) -> list[tuple[tuple[f
             continue
         settled = run.dataset in GROUNDED_QA or case.gold != Label.UNVERIFIABLE.value
         for turn in case.judged:
-            passages = turn.evidence.passages
-            if not passages:
+            if not turn.evidence.passages:
                 continue
             for claim, judgement in zip(turn.evidence.claimset.claims, turn.judgements):
-                signals = claim_signals(claim.text, passages, turn.evidence.claimset.context)
-                rows.append((rater_features(signals, judgement.fit, passages), settled))
+                rows.append((rater_inputs(turn.evidence, claim, judgement.fit)[1], settled))
     return rows
 
 

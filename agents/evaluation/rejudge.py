@@ -14,21 +14,14 @@ from collections.abc import Mapping, Sequence
 from agents.errors import InputError
 from agents.evaluation.harness import CaseResult, EvalRun
 from agents.evaluation.provenance import prompt_digest
-from agents.evaluation.segmentation import TurnKey
+from agents.evaluation.segmentation import TurnKey, drifted_turns
 from agents.stages.verify import VerifyPrompts
 
 
 def changed_cases(cases: Sequence[CaseResult], made: Mapping[TurnKey, list[str]]) -> list[str]:
-    """The ids of the saved cases with a turn whose claims differ from those segmentation ``made`` now."""
-    changed = []
-    for case in cases:
-        for turn in case.judged:
-            claimset = turn.evidence.claimset
-            now = made.get((claimset.conversation_id, claimset.turn_id))
-            if now is not None and now != [c.text for c in claimset.claims]:
-                changed.append(case.case_id)
-                break
-    return changed
+    """The ids of the saved cases with a turn whose claims differ from those segmentation ``made`` now, each
+    once, in the saved order."""
+    return list(dict.fromkeys(turn.case_id for turn in drifted_turns(cases, made)))
 
 
 def splice(saved: EvalRun, fresh: EvalRun, prompts: VerifyPrompts) -> EvalRun:

@@ -191,16 +191,34 @@ async def evaluate_segmentation(
     return report
 
 
+@dataclass(frozen=True)
+class DriftedTurn:
+    """A saved turn whose claims segmentation now makes differently."""
+
+    case_id: str
+    key: TurnKey
+    saved: list[str]
+    now: list[str]
+
+
+def drifted_turns(cases: Sequence[CaseResult], made: Mapping[TurnKey, list[str]]) -> list[DriftedTurn]:
+    """The saved turns whose claims differ from the claims segmentation ``made`` of them now (see
+    ``evaluate_segmentation``'s ``claims_out``), in the saved order; a turn ``made`` lacks (a failed row, a
+    ``--limit``) is not compared."""
+    found = []
+    for case in cases:
+        for turn in case.judged:
+            claimset = turn.evidence.claimset
+            key = (claimset.conversation_id, claimset.turn_id)
+            saved = [c.text for c in claimset.claims]
+            if key in made and made[key] != saved:
+                found.append(DriftedTurn(case.case_id, key, saved, made[key]))
+    return found
+
+
 def claim_drift(cases: Sequence[CaseResult], made: Mapping[TurnKey, list[str]]) -> list[str]:
-    """The turns whose saved claims differ from the claims segmentation ``made`` of them now (see
-    ``evaluate_segmentation``'s ``claims_out``), one line each; a turn the saved cases lack (a failed
-    row) is not compared."""
-    saved = {
-        (t.evidence.claimset.conversation_id, t.evidence.claimset.turn_id): [c.text for c in t.evidence.claimset.claims]
-        for case in cases for t in case.judged
-    }
-    return [f"{key[0]} {key[1]}: saved {saved[key]} now {now}"
-            for key, now in made.items() if key in saved and now != saved[key]]
+    """The turns of :func:`drifted_turns`, one line each."""
+    return [f"{d.key[0]} {d.key[1]}: saved {d.saved} now {d.now}" for d in drifted_turns(cases, made)]
 
 
 def format_segmentation(r: SegmentationReport) -> str:

@@ -14,9 +14,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agents.model.timing import StageClock
-from agents.scoring.signals import claim_signals
+from agents.scoring.signals import Signals, claim_signals
 from agents.scoring.sufficiency import SufficiencyRater, rater_features
-from schemas import ClaimSufficiency, Evidence, EvidenceFit, StageTiming, Sufficiency
+from schemas import Claim, ClaimSufficiency, Evidence, EvidenceFit, StageTiming, Sufficiency
+
+
+def rater_inputs(evidence: Evidence, claim: Claim, fit: EvidenceFit) -> tuple[Signals, tuple[float, ...]]:
+    """A claim's signals against its evidence and, from them and its evidence fit, the rater's features (the
+    stage rates them; ``train-verifier`` fits the rater on them)."""
+    signals = claim_signals(claim.text, evidence.passages, evidence.claimset.context)
+    return signals, rater_features(signals, fit, evidence.passages)
 
 
 def assess_sufficiency(
@@ -32,8 +39,8 @@ def assess_sufficiency(
             results.append(ClaimSufficiency(claim_id=claim.claim_id, label=Sufficiency.INSUFFICIENT,
                                             probability=0.0, reason="no evidence"))
             continue
-        signals = claim_signals(claim.text, passages, evidence.claimset.context)
-        probability = rater.probability(rater_features(signals, fit, passages))
+        signals, features = rater_inputs(evidence, claim, fit)
+        probability = rater.probability(features)
         results.append(ClaimSufficiency(
             claim_id=claim.claim_id,
             label=Sufficiency.SUFFICIENT if probability >= 0.5 else Sufficiency.INSUFFICIENT,
