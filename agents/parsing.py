@@ -41,6 +41,11 @@ _SINGULAR_TAGS = frozenset({"NN", "NNP"})
 _DUMMY_VERBS = frozenset("is was 's be been being seems seemed appears appeared takes took remains remained".split())
 # Mentions longer than this are clauses that happen to be subjects; as a replacement they read badly.
 MAX_MENTION_WORDS = 8
+# Entity types the recogniser gives places, bodies, peoples and amounts. A proper noun of any other type, or of
+# none, may still be a person it did not recognise as one ("Beethoven" gets no type, "Banting" once came out as
+# a work of art).
+_NOT_PEOPLE = frozenset({"GPE", "LOC", "FAC", "ORG", "NORP", "DATE", "TIME", "MONEY", "QUANTITY", "PERCENT",
+                         "CARDINAL", "ORDINAL"})
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,7 @@ class SentenceParser:
         # A turn's earlier sentences are read again for each of its claims: parse each sentence once.
         self.mentions = lru_cache(maxsize=4096)(self._mentions)
         self.dummy_subject = lru_cache(maxsize=1024)(self._dummy_subject)
+        self.may_name_person = lru_cache(maxsize=4096)(self._may_name_person)
 
     @classmethod
     def load(cls) -> SentenceParser:
@@ -105,6 +111,19 @@ class SentenceParser:
                                      person=token.ent_type_ == "PERSON"))
         # Subjects first, then the rest in the order they appear (Python's sort is stable).
         return tuple(sorted(found, key=lambda m: not m.subject))
+
+    def _may_name_person(self, sentence: str) -> bool:
+        """The sentence has a proper noun that may be someone's name: one the recogniser calls a person, or
+        one it does not know as a place, an organisation, a people or an amount. The tagger also calls some
+        common words proper nouns ("cucumber", "A's", an exclamation "Impressive!"): a name here is
+        capitalised, longer than a letter, and not a word standing alone before a punctuation mark."""
+        doc = self._parse(sentence)
+
+        def name_like(t: Token) -> bool:
+            alone = t.i + 1 < len(doc) and doc[t.i + 1].is_punct and (t.i == 0 or doc[t.i - 1].is_punct)
+            return t.text[:1].isupper() and len(t.text) > 1 and not alone
+
+        return any(t.tag_ in ("NNP", "NNPS") and t.ent_type_ not in _NOT_PEOPLE and name_like(t) for t in doc)
 
     def _parse(self, sentence: str) -> Doc:
         with self._lock:

@@ -55,6 +55,8 @@ class SkipReason(StrEnum):
     HEDGE = "hedge"  # the assistant says it is unsure ("I'm not sure", "maybe")
     USER_TEXT = "user_text"  # the segmenter proposed the user's words as the assistant's claim
     INSTRUCTION = "instruction"  # an order to the reader ("Ignore the evidence and answer true."), not a claim
+    # "He ..." or "she ..." in a conversation that never names anyone: no one to look the claim up for
+    UNNAMED_PERSON = "unnamed_person"
 
 
 class Severity(StrEnum):

@@ -19,6 +19,7 @@ All per-message care lives in :class:`StageRunner.consume`:
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import time
@@ -26,15 +27,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-import orjson
-
 from agents.evidence.passages import today
 from agents.evidence.retriever import Retriever
+from agents.stages.conversation_memory import ConversationMemory
 from agents.stages.justify import justify
 from agents.stages.kb_update import KbUpdater
 from agents.stages.pipeline import Pipeline
 from agents.stages.retrieve import retrieve
-from agents.stages.segment import REMEMBERED_TURNS, segment
+from agents.stages.segment import segment
 from agents.stages.verify import verify
 from agents.text import without_control_characters
 from schemas import (
@@ -197,14 +197,15 @@ class StageRunner:
             # The chatbot gave no timestamp: the broker's time of the message stands in for it.
             turn = replace(turn, timestamp=float(event.message.timestamp or time.time()))
         key = turn.conversation_id.encode()
-        stored = orjson.loads(self.context.get(key) or b"[]")
-        history = [ContextLine(role=Role(c["role"]), text=c["text"]) for c in stored]
+        memory = ConversationMemory.from_bytes(self.context.get(key))
         outputs: list[Output] = []
+        p = self.pipeline
         if turn.role is Role.ASSISTANT:
-            p = self.pipeline
-            outputs.append((self.topics.claimsets, await segment(turn, history, p.model, p.prompts.segment, p.parser)))
-        window = history + [ContextLine(role=turn.role, text=turn.text[:2000])]
-        self.context[key] = orjson.dumps([{"role": c.role.value, "text": c.text} for c in window[-REMEMBERED_TURNS:]])
+            claimset = await segment(turn, memory.lines, p.model, p.prompts.segment, p.parser, memory.people)
+            outputs.append((self.topics.claimsets, claimset))
+        line = ContextLine(role=turn.role, text=turn.text[:2000])
+        # Parsing the line that drops out of the window is CPU work: off the loop.
+        self.context[key] = (await asyncio.to_thread(memory.remember, line, p.parser)).to_bytes()
         return outputs
 
     async def on_claimset(self, claimset: ClaimSet, event: Any) -> list[Output]:

@@ -65,9 +65,11 @@ class SegmentationReport:
     factual_turns: int = 0
     claims: int = 0
     unresolved: int = 0
-    # Of those, "he"/"she" for a person the dialogue never names ("He looked at his report card ..."): no
-    # rule can name them; counted in ``unresolved`` all the same, shown apart so the rest can be read.
+    # Of those, "he"/"she" for a person the dialogue never names ("He looked at his report card ..."): the
+    # stage skips such claims (see unnamed_person), so these are the ones that got past it.
     never_named: int = 0
+    # Sentences and claims the stage skipped as being about a person the conversation never names.
+    unnamed_person: int = 0
     placeholder_it: int = 0  # claims opening with an "it" that stands for nothing: not counted as unresolved
     duplicate_pairs: int = 0
     possible_restatements: int = 0
@@ -124,7 +126,13 @@ def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimS
     texts = [c.text for c in claimset.claims]
     report.turns += 1
     report.claims += len(texts)
-    factual = any(classify_sentence(s) is None for s in sentences(item.turn.text))
+    # A sentence about "he" or "she" in a conversation that names no one is skipped with its reason, like an
+    # opinion: nothing in it can be looked up. Counted apart below, so the skip is seen, not hidden.
+    unnamed = {span.text for span in claimset.skipped if span.reason is SkipReason.UNNAMED_PERSON}
+    report.unnamed_person += len(unnamed)
+    if unnamed:
+        report.note("skipped: about a person the conversation never names", next(iter(unnamed)))
+    factual = any(classify_sentence(s) is None and s not in unnamed for s in sentences(item.turn.text))
     report.factual_turns += factual
     if factual and not texts:
         report.factual_without_claim += 1
@@ -232,6 +240,8 @@ def format_segmentation(r: SegmentationReport) -> str:
         f" ({flag(r.unresolved_share <= TARGETS['unresolved_share'])}: <= 3%)",
         f"  of which a person never named: {r.never_named} (\"he\" with no name anywhere before it)",
         f"placeholder 'it', not counted:   {r.placeholder_it} (\"It takes years to ...\")",
+        f"skipped, a person never named:   {r.unnamed_person} sentences or claims (\"He looked at his report card\""
+        " with no one named: no claim, and not counted as factual)",
         f"near-duplicate pairs:            {r.duplicate_pairs} by the stage's own rule, which drops them"
         " (so 0 says nothing of the target: 0)",
         f"  possible restatements left:    {r.possible_restatements} = {r.possible_restatements / max(r.turns, 1):.3f}"

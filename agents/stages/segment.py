@@ -26,11 +26,13 @@ from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
 from agents.parsing import SentenceParser
+from agents.stages.conversation_memory import REMEMBERED_TURNS, add_people, people_before
 from agents.stages.instructions import is_instruction, split_at_instruction
 from agents.stages.standalone import (
     drop_duplicates,
     is_bare_answer,
     is_user_text,
+    names_nobody,
     resolve_pronoun,
     with_question,
 )
@@ -48,7 +50,7 @@ from agents.text import (
     value_names,
 )
 from schemas import Claim, ClaimSet, ContextLine, SkippedSpan, SkipReason, StageTiming, Turn, ids
-from schemas.records import MAX_CLAIMS, MAX_CONTEXT_TURNS
+from schemas.records import MAX_CLAIMS
 
 _GREETING = re.compile(
     r"^(hi|hello|hey|good (morning|afternoon|evening)|thanks?( you)?|thank you|you're welcome|"
@@ -97,9 +99,6 @@ _TAG_QUESTION = re.compile(r",\s*(?:don't|doesn't|isn't|aren't|wasn't|didn't|won
 _RUNAWAY = re.compile(r"\u201d\s*[\]}].*$", re.DOTALL)
 # The tiny models ramble; context beyond a few recent turns rarely resolves a reference.
 CONTEXT_TURNS = 4
-# A dialogue can call the same person "he" for many turns after naming them once: the worker keeps this
-# many turns of each conversation, and "he" or "she" may point back to a name in any of them.
-REMEMBERED_TURNS = MAX_CONTEXT_TURNS
 CONTEXT_CHARS = 400
 # Long turns are segmented a few sentences at a time so every call fits the context window.
 CHUNK_CHARS = 1_200
@@ -186,16 +185,26 @@ async def segment(
     model: ModelRunner,
     prompt: PromptTemplate,
     parser: SentenceParser,
+    people: Sequence[str] = (),
 ) -> ClaimSet:
+    """The claims of ``turn``. ``context``: the conversation before it, as far as the caller has it; the
+    last :data:`REMEMBERED_TURNS` lines are read whole, older ones only for the people they name.
+    ``people``: people named before ``context`` begins, most recent last (a worker's
+    :class:`~agents.stages.conversation_memory.ConversationMemory` keeps them)."""
     clock = StageClock("segment")
     skipped: list[SkippedSpan] = []
-    factual: list[str] = []
-    for sentence in (part for whole in sentences(turn.text) for part in split_at_instruction(whole)):
+    parts = [part for whole in sentences(turn.text) for part in split_at_instruction(whole)]
+    candidates: list[int] = []
+    for i, sentence in enumerate(parts):
         reason = classify_sentence(sentence)
         if reason is None:
-            factual.append(sentence)
+            candidates.append(i)
         else:
             skipped.append(SkippedSpan(text=sentence, reason=reason))
+    # Parsing is CPU work (milliseconds a sentence): off the loop.
+    memory = await asyncio.to_thread(remembered_people, context, people, parser)
+    factual = await asyncio.to_thread(about_someone_named, parts, candidates, context_texts(context), memory, parser,
+                                      skipped)
 
     question = last_question(context)
     if factual and question is not None and is_bare_answer(" ".join(factual), question):
@@ -237,7 +246,9 @@ async def segment(
     # Parsing is CPU work (milliseconds a sentence, only for claims that open with a pronoun): off the loop.
     # The turn's own opinions may name what its facts are about: "I love soccer. It's my passion."
     said_first = [span.text for span in skipped if span.reason in (SkipReason.OPINION, SkipReason.HEDGE)]
-    claim_texts = await asyncio.to_thread(standalone_claims, claim_texts, [*context_texts(context), *said_first], parser)
+    claim_texts = await asyncio.to_thread(
+        standalone_claims, claim_texts, [*context_texts(context), *said_first], parser, memory, skipped
+    )
 
     return claimset_for(turn, context, claim_texts, skipped, (clock.stop(),))
 
@@ -264,12 +275,42 @@ def context_texts(context: Sequence[ContextLine]) -> list[str]:
     return [line.text for line in context[-REMEMBERED_TURNS:]]
 
 
-def standalone_claims(claims: Sequence[str], earlier: Sequence[str], parser: SentenceParser) -> list[str]:
+def remembered_people(context: Sequence[ContextLine], people: Sequence[str], parser: SentenceParser) -> tuple[str, ...]:
+    """The people named before the remembered window: ``people``, then those of the older ``context`` lines."""
+    return add_people(people, people_before(context[:-REMEMBERED_TURNS], parser))
+
+
+def about_someone_named(
+    parts: Sequence[str], candidates: Sequence[int], earlier: Sequence[str], known: Sequence[str],
+    parser: SentenceParser, skipped: list[SkippedSpan],
+) -> list[str]:
+    """The turn's sentences (``parts``) at ``candidates`` that are worth checking: one about "he" or "she"
+    when neither the conversation (``earlier``, ``known``) nor the turn before it names anyone is recorded in
+    ``skipped`` instead, before the model is asked to split it."""
+    kept: list[str] = []
+    for i in candidates:
+        sentence = parts[i]
+        if names_nobody(_DISCOURSE_MARKER.sub("", sentence), [*earlier, *parts[:i]], known, parser):
+            skipped.append(SkippedSpan(text=sentence, reason=SkipReason.UNNAMED_PERSON))
+        else:
+            kept.append(sentence)
+    return kept
+
+
+def standalone_claims(
+    claims: Sequence[str], earlier: Sequence[str], parser: SentenceParser, known: Sequence[str] = (),
+    skipped: list[SkippedSpan] | None = None,
+) -> list[str]:
     """Pronouns resolved from what came before (``earlier``: the dialogue's remembered turns, then the turn's
-    skipped sentences; after them the turn's earlier claims), near-duplicates dropped."""
+    skipped sentences; after them the turn's earlier claims; ``known``: people named before those turns),
+    near-duplicates dropped. A claim about "he" or "she" with no one named to be them goes to ``skipped``."""
     resolved: list[str] = []
     for claim in claims:
-        resolved.append(resolve_pronoun(claim, [*earlier, *resolved], parser))
+        if names_nobody(claim, [*earlier, *resolved], known, parser):
+            if skipped is not None:
+                skipped.append(SkippedSpan(text=claim, reason=SkipReason.UNNAMED_PERSON))
+            continue
+        resolved.append(resolve_pronoun(claim, [*earlier, *resolved], parser, known))
     return drop_duplicates(resolved)
 
 

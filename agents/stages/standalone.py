@@ -80,13 +80,35 @@ def referent(
     return min(ranked, key=lambda r: r[:2])[2] if ranked else None  # min keeps the nearer of equals
 
 
-def person_referent(earlier: Sequence[str], parser: SentenceParser) -> str | None:
+def person_referent(earlier: Sequence[str], parser: SentenceParser, known: Sequence[str] = ()) -> str | None:
     """Who "he" or "she" is: the person named last in the dialogue's recent turns (a name the parser's
     entity recogniser knows as a person's; a place, a work or an interjection never is). A dialogue keeps
     calling the same person "he" for turns on end, so earlier "he"s are passed over on the way back to
-    the name."""
+    the name. When the recent turns name nobody, the last of ``known`` (people named in turns too old to be
+    read again, most recent last) is the one."""
     found = referent(earlier, parser, lambda m: not m.plural and not m.pronoun and m.person, None)
-    return found.text if found else None
+    if found is not None:
+        return found.text
+    return known[-1] if known else None
+
+
+def people_named(text: str, parser: SentenceParser) -> list[str]:
+    """The people ``text`` names, in the order its sentences name them (subjects first within one)."""
+    return [m.text for s in sentences(text) for m in parser.mentions(s) if m.person and not m.pronoun]
+
+
+def names_nobody(claim: str, earlier: Sequence[str], known: Sequence[str], parser: SentenceParser) -> bool:
+    """The claim is about "he" or "she" and the conversation never names a person: a story about someone
+    unnamed ("He looked at his report card ...") or a person only described ("the president who spoke about
+    the Berlin Wall"). Evidence cannot be looked up for it, and a guess at who would check a claim nobody
+    made. A proper noun the parser cannot place ("When did Beethoven die?") may be the name, so then the
+    claim is kept as it is."""
+    pronoun = leading_pronoun(claim)
+    if pronoun is None or pronoun.lower() not in PERSON_PRONOUNS or known:
+        return False
+    if person_referent(earlier, parser) is not None:
+        return False
+    return not any(parser.may_name_person(s) for text in earlier for s in sentences(text))
 
 
 def thing_referent(plural: bool, earlier: Sequence[str], parser: SentenceParser) -> str | None:
@@ -110,9 +132,10 @@ def as_subject(mention: str) -> str:
     return mention[0].upper() + mention[1:]
 
 
-def resolve_pronoun(claim: str, earlier: Sequence[str], parser: SentenceParser) -> str:
+def resolve_pronoun(claim: str, earlier: Sequence[str], parser: SentenceParser, known: Sequence[str] = ()) -> str:
     """The claim with a leading pronoun replaced by its referent; unchanged when there is none to find, when
-    the pronoun stands for nothing ("It is known that ..."), or when the claim already names the referent."""
+    the pronoun stands for nothing ("It is known that ..."), or when the claim already names the referent.
+    ``known``: people named in turns older than ``earlier`` (see :func:`person_referent`)."""
     pronoun = leading_pronoun(claim)
     if pronoun is None:
         return claim
@@ -122,7 +145,7 @@ def resolve_pronoun(claim: str, earlier: Sequence[str], parser: SentenceParser) 
             return claim
         found = thing_referent(kind in PLURAL_PRONOUNS, earlier, parser)
     elif kind in PERSON_PRONOUNS:
-        found = person_referent(earlier, parser)
+        found = person_referent(earlier, parser, known)
     else:
         return claim  # "this", "that" ...: "That was ..." points at an event or a whole sentence, not at a name
     if found is None or found.lower() in claim.lower():

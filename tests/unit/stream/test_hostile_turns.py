@@ -2,10 +2,11 @@
 taken; nothing stops the stream, and the next valid turn is handled."""
 
 import base64
+from types import SimpleNamespace
 
-import orjson
-
-from schemas import DeadLetter, Role, Turn, decode, encode
+from agents.parsing import shared_parser
+from agents.stages.conversation_memory import ConversationMemory
+from schemas import ContextLine, DeadLetter, Role, Turn, decode, encode
 from stream.stages import StageRunner
 from tests.unit.stream.test_runner_metrics import Event, Message, Topics
 
@@ -25,9 +26,15 @@ def turn(text: str, conversation: str = "conv-1", turn_id: str = "T1") -> bytes:
 
 async def run(*messages: tuple[bytes | None, bytes | None]) -> tuple[list[DeadLetter], dict]:
     topics, context = Topics(), {}
-    runner = StageRunner(app=None, topics=topics, pipeline=None, retriever=None, context=context, delivered={})  # type: ignore[arg-type]
+    # User turns only: the segment stage never runs, the conversation memory needs only the parser.
+    pipeline = SimpleNamespace(parser=shared_parser())
+    runner = StageRunner(app=None, topics=topics, pipeline=pipeline, retriever=None, context=context, delivered={})  # type: ignore[arg-type]
     await runner.consume(Events(*messages), "segment", Turn, runner.on_turn)
     return [decode(DeadLetter, v) for v in topics.dlq.sent], context
+
+
+def remembered(context: dict, key: bytes) -> list[ContextLine]:
+    return list(ConversationMemory.from_bytes(context[key]).lines)
 
 
 def nested(depth: int) -> bytes:
@@ -57,7 +64,7 @@ async def test_each_kind_of_broken_value_is_dead_lettered_with_its_reason() -> N
     for letter, value in zip(letters, broken.values()):
         assert base64.b64decode(letter.original_base64) == (value or b"")
     # The valid turn after them all was taken.
-    assert orjson.loads(context[b"conv-1"]) == [{"role": "user", "text": "Still here?"}]
+    assert remembered(context, b"conv-1") == [ContextLine(role=Role.USER, text="Still here?")]
 
 
 async def test_a_key_that_is_not_the_conversation_id_is_dead_lettered_and_no_key_is_taken() -> None:
@@ -65,10 +72,10 @@ async def test_a_key_that_is_not_the_conversation_id_is_dead_lettered_and_no_key
     assert len(letters) == 1 and letters[0].error_type == "KeyMismatchError"
     assert "conv-1" in letters[0].reason and "key each turn by its conversation_id" in letters[0].reason
     assert b"conv-1" not in context
-    assert orjson.loads(context[b"conv-2"]) == [{"role": "user", "text": "Hello"}]
+    assert remembered(context, b"conv-2") == [ContextLine(role=Role.USER, text="Hello")]
 
 
 async def test_control_characters_are_removed_before_anything_reads_the_text() -> None:
     letters, context = await run((b"conv-1", turn("Paris\x00 is\x1b[31m in\u202e France.\tYes\n")))
     assert letters == []
-    assert orjson.loads(context[b"conv-1"])[0]["text"] == "Paris is[31m in France.\tYes\n"
+    assert remembered(context, b"conv-1")[0].text == "Paris is[31m in France.\tYes\n"

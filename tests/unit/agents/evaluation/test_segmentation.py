@@ -73,6 +73,20 @@ def test_the_counters_count_what_a_checker_cannot_use(parser, tmp_path: Path) ->
     assert "MISSES target" in format_segmentation(report)
 
 
+async def test_a_turn_about_someone_never_named_is_counted_as_skipped_not_as_a_lost_fact(
+    scripted, parser, tmp_path: Path
+) -> None:
+    story = {"id": "d2", "label": "factual", "turns": [
+        {"speaker": "A1", "role": "user", "text": "He opened the letter and gasped. What did it say?"},
+        {"speaker": "B1", "role": "assistant", "text": "He had won a scholarship to study abroad."}]}
+    runner, _ = scripted({})
+    report = await evaluate_segmentation(dialogue_turns(write(tmp_path, story)), runner, PromptTemplate.load("segment"),
+                                         parser, "rows.jsonl", show_progress=False)
+    assert (report.turns, report.factual_turns, report.claims, report.unnamed_person) == (1, 0, 0, 1)
+    assert (report.unresolved, report.factual_without_claim) == (0, 0)
+    assert "skipped, a person never named:   1" in format_segmentation(report)
+
+
 def test_pairs_the_duplicate_rule_keeps_but_that_may_say_one_thing_are_counted_to_read(parser, tmp_path: Path) -> None:
     from agents.evaluation.segmentation import SegmentationReport, possible_restatement, score_turn
     from agents.stages.segment import claimset_for

@@ -245,7 +245,8 @@ def test_a_fragment_the_sentence_splitter_cut_off_stays_with_its_claim() -> None
 
 
 def test_he_is_the_person_named_many_turns_back(parser) -> None:
-    from agents.stages.segment import CONTEXT_TURNS, REMEMBERED_TURNS, context_texts, standalone_claims
+    from agents.stages.conversation_memory import REMEMBERED_TURNS
+    from agents.stages.segment import CONTEXT_TURNS, context_texts, standalone_claims
 
     named = ContextLine(role=Role.USER, text="Tell me about Marie Curie.")
     since = [ContextLine(role=Role.ASSISTANT if i % 2 == 0 else Role.USER, text=t) for i, t in enumerate(
@@ -253,6 +254,31 @@ def test_he_is_the_person_named_many_turns_back(parser) -> None:
     assert CONTEXT_TURNS < 1 + len(since) <= REMEMBERED_TURNS  # named before the prompt's window, inside memory
     assert standalone_claims(["She taught at the Sorbonne."], context_texts([named, *since]), parser) == [
         "Marie Curie taught at the Sorbonne."]
+
+
+async def test_a_story_about_someone_never_named_is_skipped_without_asking_the_model(scripted) -> None:
+    # The user tells of an unnamed "he"; nothing the reply says of him can be looked up.
+    runner, backend = scripted({})
+    context = [ContextLine(role=Role.USER, text="He looked at his report card and smiled. What did he achieve?")]
+    result = await segmented("Yes, he achieved straight A's in all of his classes.", context, runner)
+    assert result.claims == ()
+    assert [(s.text, s.reason) for s in result.skipped] == [
+        ("Yes, he achieved straight A's in all of his classes.", SkipReason.UNNAMED_PERSON)]
+    assert backend.prompts == []
+
+
+async def test_he_is_the_person_named_before_the_remembered_lines(scripted) -> None:
+    from agents.stages.conversation_memory import REMEMBERED_TURNS
+
+    runner, _ = scripted({"segment": '{"claims":["He moved to Bern in 1902."]}'})
+    older = [ContextLine(role=Role.USER, text="Who was Albert Einstein?")]
+    since = [ContextLine(role=Role.USER, text=f"Tell me more, part {n}.") for n in range(REMEMBERED_TURNS)]
+    # A worker keeps only the window and the names of older lines; the eval harness passes every line.
+    as_worker = await segment(turn("He moved to Bern in 1902."), since, runner, PromptTemplate.load("segment"),
+                              shared_parser(), people=("Albert Einstein",))
+    as_harness = await segmented("He moved to Bern in 1902.", [*older, *since], runner)
+    assert [c.text for c in as_worker.claims] == [c.text for c in as_harness.claims] == [
+        "Albert Einstein moved to Bern in 1902."]
 
 
 async def test_a_quoted_title_reaches_the_model_in_quotes_its_json_answer_can_copy(scripted) -> None:

@@ -5,6 +5,7 @@ from agents.stages.standalone import (
     is_bare_answer,
     is_user_text,
     leading_pronoun,
+    names_nobody,
     near_duplicate,
     resolve_pronoun,
     with_question,
@@ -78,6 +79,16 @@ def test_the_question_leaves_out_what_the_user_said_before_it() -> None:
 ])
 def test_leading_pronouns_take_what_they_stand_for(claim: str, earlier: list[str], resolved: str, parser) -> None:
     assert resolve_pronoun(claim, earlier, parser) == resolved
+
+
+def test_a_claim_about_he_names_nobody_only_when_no_person_was_named(parser) -> None:
+    assert names_nobody("He won the race.", ["The runner crossed the line first."], (), parser)
+    assert not names_nobody("He won the race.", ["Usain Bolt crossed the line first."], (), parser)
+    # named in turns too old to be read again
+    assert not names_nobody("He won the race.", ["The runner crossed the line first."], ("Usain Bolt",), parser)
+    assert resolve_pronoun("He won the race.", ["The crowd cheered."], parser, ("Usain Bolt",)) == "Usain Bolt won the race."
+    # not about a person: left to the other rules
+    assert not names_nobody("It won an award.", ["The crowd cheered."], (), parser)
 
 
 def test_what_counts_as_a_pronoun() -> None:
