@@ -41,6 +41,14 @@ _SINGULAR_TAGS = frozenset({"NN", "NNP"})
 _DUMMY_VERBS = frozenset("is was 's be been being seems seemed appears appeared takes took remains remained".split())
 # Mentions longer than this are clauses that happen to be subjects; as a replacement they read badly.
 MAX_MENTION_WORDS = 8
+# Verbs whose "that" clause a question takes as given: "Did you know [the tower opened in 1925]?" says it opened
+# then, whatever the answer.
+# Word forms, since the pipeline runs without its lemmatiser.
+_FACTIVE = frozenset("know knew known hear heard realize realized realise realised notice noticed remember "
+                     "remembered learn learned learnt aware".split())
+# Connectives of a reason clause a question takes as given: "Do you like it [because its author is X]?"
+_REASON_MARKS = frozenset({"because", "since", "as"})
+_WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
 # Entity types the recogniser gives places, bodies, peoples and amounts. A proper noun of any other type, or of
 # none, may still be a person it did not recognise as one ("Beethoven" gets no type, "Banting" once came out as
 # a work of art).
@@ -70,6 +78,7 @@ class SentenceParser:
         self.mentions = lru_cache(maxsize=4096)(self._mentions)
         self.dummy_subject = lru_cache(maxsize=1024)(self._dummy_subject)
         self.may_name_person = lru_cache(maxsize=4096)(self._may_name_person)
+        self.presupposed = lru_cache(maxsize=1024)(self._presupposed)
 
     @classmethod
     def load(cls) -> SentenceParser:
@@ -125,6 +134,26 @@ class SentenceParser:
 
         return any(t.tag_ in ("NNP", "NNPS") and t.ent_type_ not in _NOT_PEOPLE and name_like(t) for t in doc)
 
+    def _presupposed(self, question: str) -> tuple[str, ...]:
+        """What a question takes as given, as sentences: the clause after a verb of knowing ("Did you know
+        that the tower opened in 1925?" -> "The tower opened in 1925."), a reason clause ("Do you like it
+        because its author is Ann Patchett?" -> "Its author is Ann Patchett."), and a relative clause set off
+        by a comma ("Have you seen the Louvre, which is in Lyon?" -> "The Louvre is in Lyon."). An embedded
+        question ("Do you know when it opened?", "... whether ...") takes nothing as given."""
+        doc = self._parse(question)
+        found: list[str] = []
+        for token in doc:
+            if token.dep_ == "ccomp" and token.head.lower_ in _FACTIVE and not _asks(token):
+                found.append(_clause_text(token))
+            elif token.dep_ == "advcl" and any(c.dep_ == "mark" and c.lower_ in _REASON_MARKS for c in token.children):
+                found.append(_clause_text(token))
+            elif token.dep_ == "relcl" and token.left_edge.i > 0 and doc[token.left_edge.i - 1].text == ",":
+                subject = next((c for c in token.children if c.dep_ in _SUBJECT and c.tag_ in _WH_TAGS), None)
+                named = _span_text(token.head)
+                if subject is not None and named:
+                    found.append(_clause_text(token, named_for=(subject, named)))
+        return tuple(_as_sentence(text) for text in found if len(text.split()) >= 3)
+
     def _parse(self, sentence: str) -> Doc:
         with self._lock:
             return self._nlp(sentence)
@@ -160,6 +189,30 @@ def _complete_infinitive(token: Token) -> bool:
     if token.dep_ not in ("acl", "relcl") or not any(c.dep_ == "aux" and c.lower_ == "to" for c in token.children):
         return False
     return any(c.dep_ in ("dobj", "ccomp", "xcomp", "attr", "acomp", "prep", "prt") for c in token.children)
+
+
+def _asks(clause: Token) -> bool:
+    """The clause is an embedded question: "when it opened", "whether it rained", "if they won"."""
+    return any(t.tag_ in _WH_TAGS for t in clause.subtree if t.i < clause.i) or any(
+        c.dep_ == "mark" and c.lower_ in ("if", "whether") for c in clause.children)
+
+
+def _clause_text(head: Token, named_for: tuple[Token, str] | None = None) -> str:
+    """The words of the clause ``head`` heads, without its connective ("that", "because") and the question
+    mark; ``named_for`` replaces a relative pronoun with what it stands for ("which" -> "the Louvre")."""
+    words = []
+    for t in head.subtree:
+        if t.dep_ == "mark" and t.head.i == head.i:
+            continue
+        if named_for is not None and t.i == named_for[0].i:
+            words.append(named_for[1] + t.whitespace_)
+            continue
+        words.append(t.text_with_ws)
+    return "".join(words).strip().rstrip("?.!,; ").strip()
+
+
+def _as_sentence(text: str) -> str:
+    return text[0].upper() + text[1:] + "."
 
 
 def _span_text(head: Token) -> str:

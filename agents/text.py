@@ -14,6 +14,8 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d+(?:[.,]\d+)*")
 # two or more letters, so initials and abbreviations ("Mark L. Lester", "U.S. Army") never cut a question.
 _STATEMENT_END = re.compile(r"(?<=[a-z0-9]{2}[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# A subject or possessive pronoun at the start of a sentence: it does not say who or what on its own.
+PRONOUN_START = re.compile(r"^(he|she|it|they|this|that|these|those|his|her|its|their|him|them)\b", re.IGNORECASE)
 # The word a full stop ends, when the stop may be an abbreviation's rather than the sentence's.
 _LAST_WORD = re.compile(r"(?:^|[\s(\[\"'])([A-Za-z]+)\.$")
 # Titles stand before a name and so never end a sentence; an initial is one capital letter.
@@ -93,6 +95,39 @@ def _continues(before: str, next_char: str) -> bool:
 def clauses(text: str) -> list[str]:
     """Sentences, further split at semicolons: each part states something on its own."""
     return [c.strip() for sentence in sentences(text) for c in sentence.split(";") if c.strip()]
+
+
+# A subject pronoun opening a sentence: it stands for what the sentence before it was about. (Not a possessive:
+# "Its entrance was completed in 1989." is about the entrance, not about what "its" stands for.)
+_SUBJECT_PRONOUN = re.compile(r"^(he|she|it|they)\b", re.IGNORECASE)
+# Where the subject of a plain sentence ends: its first auxiliary, copula or past-tense verb.
+_FIRST_VERB = re.compile(r"\b(is|are|was|were|has|have|had|will|would|can|could|may|might|must|did|does|do|"
+                         r"[a-z]{2,}ed)\b")
+
+
+def subject_of(sentence: str) -> str:
+    """The words before the first verb of a plain sentence ("The Louvre in Paris" of "The Louvre in Paris
+    opened in 1793."): a cheap stand-in for its subject; empty when no verb is found."""
+    match = _FIRST_VERB.search(sentence)
+    return sentence[: match.start()].strip() if match else ""
+
+
+def leans_on_previous(parts: Sequence[str], i: int) -> bool:
+    """``parts[i]`` opens with a subject pronoun that the part before it names ("It was completed in 1889.")."""
+    return i > 0 and _SUBJECT_PRONOUN.match(parts[i]) is not None and bool(subject_of(parts[i - 1]))
+
+
+def with_lead_in(parts: Sequence[str]) -> list[str]:
+    """Each of ``parts`` (a text's sentences or clauses, in order) as a reader takes it, to compare words with:
+    one that opens with a subject pronoun has the subject of the part before it in front ("The Eiffel Tower
+    It was completed in 1889."), since that is what it is about."""
+    return [f"{subject_of(parts[i - 1])} {part}" if leans_on_previous(parts, i) else part
+            for i, part in enumerate(parts)]
+
+
+def quoted_with_lead_in(parts: Sequence[str], i: int) -> str:
+    """``parts[i]`` to quote to a person: with the whole part before it when it leans on that one."""
+    return f"{parts[i - 1]} {parts[i]}" if leans_on_previous(parts, i) else parts[i]
 
 
 def words(text: str) -> list[str]:

@@ -122,7 +122,7 @@ class StageRunner:
     topics: Topics
     pipeline: Pipeline
     retriever: Retriever
-    context: Any  # Faust table: conversation_id -> recent turns (list of {"role", "text"})
+    context: Any  # Faust table: conversation_id -> ConversationMemory (its recent lines and older names)
     delivered: Any  # Faust table: correction/alert id -> True, so a replayed turn raises no second alert
     kb_updater: KbUpdater | None = None  # None: no retriever can supersede knowledge-base documents
     metrics: Metrics = field(default_factory=NoMetrics)

@@ -15,7 +15,7 @@ from typing import Any
 
 from agents.errors import InputError
 from agents.inputs import read_jsonl
-from agents.text import content_words, coverage, sentences, truncate
+from agents.text import content_words, coverage, quoted_with_lead_in, sentences, truncate, with_lead_in
 from schemas import ClaimSet, Evidence, GroundingDocument, Passage, ids
 from schemas.records import MAX_PASSAGE_CHARS, MAX_PASSAGES
 
@@ -110,11 +110,13 @@ QUOTE_CHARS = 300
 def closest_sentence(claim: str, passage: Passage) -> str:
     """The passage's sentence that shares most of the claim's words (the first of equals), with the sentence
     after it when it is a question: evidence written as question and answer ("Did X happen? No, ...")
-    says what it says in the answer."""
+    says what it says in the answer. A sentence that opens with a pronoun is read, and quoted, with the one
+    before it ("The tower is in Paris. It was completed in 1889.")."""
     parts = sentences(passage.text) or [passage.text]
+    read = with_lead_in(parts)
     claim_words = content_words(claim)
-    best = max(range(len(parts)), key=lambda i: (coverage(claim_words, content_words(parts[i])), -i))
-    quote = " ".join(parts[best : best + 2]) if parts[best].rstrip().endswith("?") else parts[best]
+    best = max(range(len(parts)), key=lambda i: (coverage(claim_words, content_words(read[i])), -i))
+    quote = " ".join(parts[best : best + 2]) if parts[best].rstrip().endswith("?") else quoted_with_lead_in(parts, best)
     return truncate(" ".join(quote.split()), QUOTE_CHARS)
 
 

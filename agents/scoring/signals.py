@@ -25,9 +25,11 @@ from agents.text import (
     names_in,
     normalized,
     numbers,
+    quoted_with_lead_in,
     same_number,
     sentences,
     value_names,
+    with_lead_in,
     without_possessive,
     years,
 )
@@ -54,7 +56,7 @@ class ValueSwap:
     overlap: float  # share of the claim's content words the sentence has
     claimed: tuple[str, ...]  # the claim's values the sentence lacks
     stated: tuple[str, ...]  # the sentence's values of the same kind the claim lacks
-    sentence: str = ""  # the sentence (or clause) itself
+    sentence: str = ""  # the sentence (or clause) itself, with the one before it when it opens with a pronoun
 
 
 # A restatement with a swapped value differs in one or two values (a first and last name); a sentence that
@@ -98,16 +100,20 @@ def value_swap(
         return None
     found: ValueSwap | None = None
     for index, passage in enumerate(passages):
-        for sentence in clauses(passage.text):
+        parts = clauses(passage.text)
+        # "It was completed in 1889." after "The Eiffel Tower is ... in Paris." is about the tower: its words
+        # are read with the sentence before it (its values are still its own).
+        for i, (sentence, topic) in enumerate(zip(parts, with_lead_in(parts))):
             if sentence.endswith("?"):
                 continue
-            overlap = coverage(claim_words, content_words(sentence))
+            overlap = coverage(claim_words, content_words(topic))
             if overlap < min_overlap or (found is not None and overlap <= found.overlap):
                 continue
             for claimed, stated in unmatched_values(claim, sentence):
                 swapped = [value for value in claimed if value in own_values]
                 if swapped and stated and len(claimed) <= MAX_SWAPPED and len(stated) <= MAX_SWAPPED:
-                    found = ValueSwap(index, overlap, tuple(sorted(swapped)), tuple(sorted(stated)), sentence)
+                    quote = quoted_with_lead_in(parts, i)
+                    found = ValueSwap(index, overlap, tuple(sorted(swapped)), tuple(sorted(stated)), quote)
                     break
     return found
 

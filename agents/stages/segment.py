@@ -2,7 +2,10 @@
 
 Cheap rules first: sentences that are questions, greetings, opinions, hedges
 or instructions to the reader make no checkable claim and are recorded as
-skipped with the reason, without a model call. A reply that is only a short
+skipped with the reason, without a model call; what a question takes as
+given ("Did you know that the tower opened in 1925?") is checked as a
+sentence of its own, and a sentence about a "he" or "she" the conversation
+never names is skipped too. A reply that is only a short
 answer to the user's question becomes one claim together with the question,
 also without a model call. Otherwise the model splits the remaining
 sentences into atomic claims. A proposed claim that is a question, repeats
@@ -76,6 +79,8 @@ _OPINION = re.compile(
     r"let me know|feel free|"
     # A reaction to what was just said: "That sounds like fun.", "That makes sense.", "That's fascinating!"
     r"(that|this) (sounds|seems|looks|feels|makes sense)|"
+    # Praise for what was asked or said: "Good question!", "Interesting point."
+    r"(a )?(good|great|excellent|interesting|fair|valid) (question|point)s?[.!]*$|"
     r"(that|this)('s| is| was| must be| must have been) " + _INTENSIFIER + r"[a-z]+[.!]*$|"
     # ... and "It's fascinating!" (the exclamation tells it from a fact about a thing: "It's closed.")
     r"it('s| is| was) " + _INTENSIFIER + r"[a-z]+!+$|"
@@ -194,27 +199,24 @@ async def segment(
     clock = StageClock("segment")
     skipped: list[SkippedSpan] = []
     parts = [part for whole in sentences(turn.text) for part in split_at_instruction(whole)]
-    candidates: list[int] = []
-    for i, sentence in enumerate(parts):
-        reason = classify_sentence(sentence)
-        if reason is None:
-            candidates.append(i)
-        else:
-            skipped.append(SkippedSpan(text=sentence, reason=reason))
+    reasons = [classify_sentence(sentence) for sentence in parts]
+    skipped += [SkippedSpan(text=sentence, reason=r) for sentence, r in zip(parts, reasons) if r is not None]
     # Parsing is CPU work (milliseconds a sentence): off the loop.
     memory = await asyncio.to_thread(remembered_people, context, people, parser)
-    factual = await asyncio.to_thread(about_someone_named, parts, candidates, context_texts(context), memory, parser,
-                                      skipped)
+    factual, given = await asyncio.to_thread(
+        checkable_sentences, parts, reasons, context_texts(context), memory, parser, skipped
+    )
 
     question = last_question(context)
-    if factual and question is not None and is_bare_answer(" ".join(factual), question):
+    stated = [sentence for sentence in factual if sentence not in given]
+    if stated and question is not None and is_bare_answer(" ".join(stated), question):
         asked = classify_sentence(_TAG_QUESTION.sub("", question).rstrip("?") + ".")
         if asked in (SkipReason.OPINION, SkipReason.HEDGE):
             # "It's great, don't you think?" "Absolutely!": agreeing with an opinion states no fact.
-            skipped += [SkippedSpan(text=sentence, reason=asked) for sentence in factual]
-            return claimset_for(turn, context, [], skipped, (clock.stop(),))
+            skipped += [SkippedSpan(text=sentence, reason=asked) for sentence in stated]
+            return claimset_for(turn, context, given, skipped, (clock.stop(),))
         # A bare answer says nothing on its own; with its question it is one checkable claim (no model call).
-        claims = [with_question(question, " ".join(factual))]
+        claims = [with_question(question, " ".join(stated)), *given]
         return claimset_for(turn, context, claims, skipped, (clock.stop(),))
 
     claim_texts: list[str] = []
@@ -280,21 +282,34 @@ def remembered_people(context: Sequence[ContextLine], people: Sequence[str], par
     return add_people(people, people_before(context[:-REMEMBERED_TURNS], parser))
 
 
-def about_someone_named(
-    parts: Sequence[str], candidates: Sequence[int], earlier: Sequence[str], known: Sequence[str],
+def checkable_sentences(
+    parts: Sequence[str], reasons: Sequence[SkipReason | None], earlier: Sequence[str], known: Sequence[str],
     parser: SentenceParser, skipped: list[SkippedSpan],
-) -> list[str]:
-    """The turn's sentences (``parts``) at ``candidates`` that are worth checking: one about "he" or "she"
-    when neither the conversation (``earlier``, ``known``) nor the turn before it names anyone is recorded in
-    ``skipped`` instead, before the model is asked to split it."""
+) -> tuple[list[str], list[str]]:
+    """The sentences of the turn (``parts``, each skipped for its ``reasons`` entry or None) worth checking, in
+    order, and which of them a question of the turn takes as given.
+
+    A question claims nothing itself, but what it presupposes is the bot's claim all the same: "Did you know
+    that the tower opened in 1925?" says it opened then. Such a clause is checked like a sentence of its own.
+    A sentence about "he" or "she" when neither the conversation (``earlier``, ``known``) nor the turn before
+    it names anyone is recorded in ``skipped`` instead, before the model is asked to split it."""
     kept: list[str] = []
-    for i in candidates:
-        sentence = parts[i]
-        if names_nobody(_DISCOURSE_MARKER.sub("", sentence), [*earlier, *parts[:i]], known, parser):
-            skipped.append(SkippedSpan(text=sentence, reason=SkipReason.UNNAMED_PERSON))
+    given: list[str] = []
+    for i, (sentence, reason) in enumerate(zip(parts, reasons)):
+        if reason is None:
+            found = [sentence]
+        elif reason is SkipReason.QUESTION:
+            found = [c for c in parser.presupposed(_DISCOURSE_MARKER.sub("", sentence)) if classify_sentence(c) is None]
         else:
-            kept.append(sentence)
-    return kept
+            continue
+        for text in found:
+            if names_nobody(_DISCOURSE_MARKER.sub("", text), [*earlier, *parts[:i]], known, parser):
+                skipped.append(SkippedSpan(text=text, reason=SkipReason.UNNAMED_PERSON))
+                continue
+            kept.append(text)
+            if reason is SkipReason.QUESTION:
+                given.append(text)
+    return kept, given
 
 
 def standalone_claims(

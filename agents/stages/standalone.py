@@ -26,11 +26,9 @@ import re
 from collections.abc import Callable, Sequence
 
 from agents.parsing import PLURAL_PRONOUNS, Mention, SentenceParser
-from agents.text import content_words, coverage, sentences
+from agents.text import PRONOUN_START, content_words, coverage, sentences
 from schemas import ContextLine, Role
 
-# A subject or possessive pronoun at the start of a claim: the claim does not say who or what.
-PRONOUN_START = re.compile(r"^(he|she|it|they|this|that|these|those|his|her|its|their|him|them)\b", re.IGNORECASE)
 _POSSESSIVE = frozenset({"his", "her", "its", "their"})
 _THING_PRONOUNS = frozenset({"it", "its", "they", "their", "them"})
 PERSON_PRONOUNS = frozenset({"he", "she", "his", "her", "him"})

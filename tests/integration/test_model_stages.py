@@ -45,6 +45,17 @@ async def test_full_check_gives_valid_records(pipeline: Pipeline) -> None:
     assert stages == ["segment", "sources", "sufficiency", "verify"]
 
 
+async def test_a_made_up_fact_a_question_takes_as_given_is_flagged(pipeline: Pipeline) -> None:
+    # "Did you know ...?" is a question by its form; the date it takes as given is the bot's claim.
+    result = await pipeline.check(turn("Good question! Did you know that the Eiffel Tower was completed in 1925?"),
+                                  (), [EIFFEL])
+    # The praise is no claim and the question is none; what it takes as given is (the model may word it twice).
+    assert result.claimset.claims
+    assert all("Eiffel Tower" in c.text and "1925" in c.text for c in result.claimset.claims)
+    assert result.verdict.label is Label.FALSE
+    assert result.correction is not None and "1889" in result.correction.corrected_text
+
+
 async def test_same_input_same_output(pipeline: Pipeline) -> None:
     first = await pipeline.check(turn("Mount Everest is 8,849 metres tall."), (), [EIFFEL])
     second = await pipeline.check(turn("Mount Everest is 8,849 metres tall."), (), [EIFFEL])

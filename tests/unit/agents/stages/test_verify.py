@@ -72,6 +72,18 @@ def test_value_swap_pairs_a_changed_name_or_number_with_the_evidence_sentence() 
     assert value_swap("The Amazon River ends in the Pacific.", [passage("Does the Amazon River end in the Atlantic?")]) is None
 
 
+def test_a_sentence_that_says_it_is_read_with_the_subject_before_it() -> None:
+    # The year is in the sentence that says "It": read alone it shares too few words with the claim.
+    tower = [passage("The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was completed in 1889.")]
+    swap = value_swap("The Eiffel Tower was completed in 1925.", tower)
+    assert swap is not None and (swap.claimed, swap.stated) == (("1925",), ("1889",))
+    assert swap.sentence == "The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was completed in 1889."
+    assert closest_sentence("The Eiffel Tower was completed in 1889.", tower[0]) == swap.sentence
+    # A possessive opens a sentence about something else: the museum's opening year is not the pyramid's.
+    louvre = [passage("The Louvre opened as a public museum in 1793. Its glass pyramid was completed in 1989.")]
+    assert value_swap("The Louvre opened as a public museum in 1793.", louvre) is None
+
+
 def test_value_swap_pairs_only_values_that_could_stand_for_each_other() -> None:
     moon = [passage("Neil Armstrong was the first person to walk on the Moon, on 20 July 1969; Buzz Aldrin followed him.")]
     swap = value_swap("Buzz Aldrin was the first person to walk on the Moon.", moon)
