@@ -94,7 +94,9 @@ _OPINION = re.compile(
 # A word of assent or surprise before a comma ("Indeed, it's a pity", "Sure, Paris is the capital") says
 # nothing itself: the rules read what follows it.
 _DISCOURSE_MARKER = re.compile(
-    r"^(indeed|well|oh|ah|yes|yeah|no|sure|absolutely|actually|honestly|of course|wow|alright|okay|ok|hmm|so)\s*,\s*",
+    r"^(indeed|well|oh|ah|yes|yeah|no|sure|absolutely|actually|honestly|of course|wow|alright|okay|ok|hmm|so|"
+    r"definitely|certainly|exactly|totally|surely|right|true|interestingly|unfortunately|fortunately|sadly|"
+    r"luckily)\s*,\s*",
     re.IGNORECASE,
 )
 # A tag that turns a statement into a question: "It's great, don't you think?", "..., isn't it?"
@@ -245,6 +247,9 @@ async def segment(
     for sentence in factual:
         if coverage(content_words(sentence), covered) < 0.5:
             claim_texts.append(sentence)
+    # A word of assent before a claim says nothing to check, and hides a pronoun from the rules that resolve it:
+    # "Yes, his discoveries changed medicine." is checked as "<who> discoveries changed medicine.".
+    claim_texts = [without_discourse_marker(text) for text in claim_texts]
     # Parsing is CPU work (milliseconds a sentence, only for claims that open with a pronoun): off the loop.
     # The turn's own opinions may name what its facts are about: "I love soccer. It's my passion."
     said_first = [span.text for span in skipped if span.reason in (SkipReason.OPINION, SkipReason.HEDGE)]
@@ -275,6 +280,12 @@ def checkable_part(claim: str, skipped: list[SkippedSpan]) -> str:
 def context_texts(context: Sequence[ContextLine]) -> list[str]:
     """The remembered turns' texts, where a leading pronoun may find its referent."""
     return [line.text for line in context[-REMEMBERED_TURNS:]]
+
+
+def without_discourse_marker(claim: str) -> str:
+    """"Yes, it opened in 1889." -> "It opened in 1889."."""
+    rest = _DISCOURSE_MARKER.sub("", claim.strip())
+    return rest[0].upper() + rest[1:] if rest else claim.strip()
 
 
 def remembered_people(context: Sequence[ContextLine], people: Sequence[str], parser: SentenceParser) -> tuple[str, ...]:

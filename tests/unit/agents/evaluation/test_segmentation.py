@@ -49,10 +49,11 @@ async def test_each_problem_is_counted(scripted, parser, tmp_path: Path) -> None
                                               '"It opened in 1889."]}' if "Paris" in p.variable else '{"claims":[]}'})
     report = await evaluate_segmentation(dialogue_turns(write(tmp_path, DIAHALU)), runner, PromptTemplate.load("segment"),
                                          parser, "rows.jsonl", show_progress=False)
-    # The stage's own rules already fix the pronoun and the duplicate; "Yes, it is very tall." is checked whole
-    # and so begins with no pronoun, but is a factual turn with a claim.
+    # The stage's own rules already fix the first pronoun and the duplicate. "Yes, it is very tall." is checked
+    # whole without its "Yes,", and its "it" continues the user's "Is it tall?", a chain no rule follows: the
+    # claim is counted as opening with an unresolved pronoun (the word of assent no longer hides it).
     assert (report.turns, report.factual_turns, report.claims) == (2, 2, 3)
-    assert (report.unresolved, report.duplicate_pairs, report.factual_without_claim, report.user_text_claims) == (0, 0, 0, 0)
+    assert (report.unresolved, report.duplicate_pairs, report.factual_without_claim, report.user_text_claims) == (1, 0, 0, 0)
     assert "meets target" in format_segmentation(report)
 
 

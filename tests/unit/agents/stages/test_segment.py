@@ -143,6 +143,14 @@ async def test_segment_resolves_context_and_records_skips(scripted) -> None:
     assert result.claims[0].claim_id == again.claims[0].claim_id
 
 
+async def test_a_word_of_assent_is_taken_off_so_the_pronoun_after_it_is_resolved(scripted) -> None:
+    # "Yes, his ..." hid the pronoun from the rule that names who "his" is; the checker got "Yes, his ...".
+    runner, _ = scripted({"segment": '{"claims":["Yes, his discovery of penicillin changed medicine."]}'})
+    context = [ContextLine(role=Role.USER, text="Alexander Fleming won a Nobel prize. Was his work important?")]
+    result = await segmented("Yes, his discovery of penicillin changed medicine.", context, runner)
+    assert [c.text for c in result.claims] == ["Alexander Fleming's discovery of penicillin changed medicine."]
+
+
 async def test_turn_without_facts_needs_no_model_call(scripted) -> None:
     runner, backend = scripted({})
     result = await segmented("Hello! How can I help you today?", [], runner)
