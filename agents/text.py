@@ -120,8 +120,9 @@ def leans_on_previous(parts: Sequence[str], i: int) -> bool:
 def with_lead_in(parts: Sequence[str]) -> list[str]:
     """Each of ``parts`` (a text's sentences or clauses, in order) as a reader takes it, to compare words with:
     one that opens with a subject pronoun has the subject of the part before it in front ("The Eiffel Tower
-    It was completed in 1889."), since that is what it is about."""
-    return [f"{subject_of(parts[i - 1])} {part}" if leans_on_previous(parts, i) else part
+    it was completed in 1889."), since that is what it is about."""
+    # The pronoun is lower-cased: in mid-text a capitalised "It" would read as a name.
+    return [f"{subject_of(parts[i - 1])} {part[0].lower()}{part[1:]}" if leans_on_previous(parts, i) else part
             for i, part in enumerate(parts)]
 
 

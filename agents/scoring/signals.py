@@ -101,15 +101,17 @@ def value_swap(
     found: ValueSwap | None = None
     for index, passage in enumerate(passages):
         parts = clauses(passage.text)
-        # "It was completed in 1889." after "The Eiffel Tower is ... in Paris." is about the tower: its words
-        # are read with the sentence before it (its values are still its own).
+        # "It was completed in 1889." after "The Eiffel Tower is ... in Paris." is about the tower: it is read
+        # with the subject of the sentence before it. It must still share a word of its own with the claim, or
+        # the borrowed subject alone would make any sentence about the tower a restatement ("The Eiffel Tower is
+        # in Berlin." against "It was completed ... for the World's Fair").
         for i, (sentence, topic) in enumerate(zip(parts, with_lead_in(parts))):
-            if sentence.endswith("?"):
+            if sentence.endswith("?") or not claim_words & content_words(sentence):
                 continue
             overlap = coverage(claim_words, content_words(topic))
             if overlap < min_overlap or (found is not None and overlap <= found.overlap):
                 continue
-            for claimed, stated in unmatched_values(claim, sentence):
+            for claimed, stated in unmatched_values(claim, topic):
                 swapped = [value for value in claimed if value in own_values]
                 if swapped and stated and len(claimed) <= MAX_SWAPPED and len(stated) <= MAX_SWAPPED:
                     quote = quoted_with_lead_in(parts, i)

@@ -79,6 +79,12 @@ def test_a_sentence_that_says_it_is_read_with_the_subject_before_it() -> None:
     assert swap is not None and (swap.claimed, swap.stated) == (("1925",), ("1889",))
     assert swap.sentence == "The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was completed in 1889."
     assert closest_sentence("The Eiffel Tower was completed in 1889.", tower[0]) == swap.sentence
+    # The true claim is no swap, though the sentence names its subject only as "It"; nor is a claim about
+    # something else, which shares nothing with the sentence but the borrowed subject.
+    demo = [passage("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It was "
+                    "completed in 1889 as the entrance to the World's Fair.")]
+    assert value_swap("The Eiffel Tower was finished in 1889.", demo) is None
+    assert value_swap("The Eiffel Tower is in Berlin.", demo) is None
     # A possessive opens a sentence about something else: the museum's opening year is not the pyramid's.
     louvre = [passage("The Louvre opened as a public museum in 1793. Its glass pyramid was completed in 1989.")]
     assert value_swap("The Louvre opened as a public museum in 1793.", louvre) is None
