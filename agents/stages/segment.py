@@ -310,11 +310,11 @@ def checkable_sentences(
         if reason is None:
             found = [sentence]
         elif reason is SkipReason.QUESTION:
-            found = [c for c in parser.presupposed(_DISCOURSE_MARKER.sub("", sentence)) if classify_sentence(c) is None]
+            found = [c for c in parser.presupposed(without_discourse_marker(sentence)) if classify_sentence(c) is None]
         else:
             continue
         for text in found:
-            if names_nobody(_DISCOURSE_MARKER.sub("", text), [*earlier, *parts[:i]], known, parser):
+            if names_nobody(without_discourse_marker(text), [*earlier, *parts[:i]], known, parser):
                 skipped.append(SkippedSpan(text=text, reason=SkipReason.UNNAMED_PERSON))
                 continue
             kept.append(text)
