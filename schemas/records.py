@@ -57,6 +57,9 @@ class SkipReason(StrEnum):
     INSTRUCTION = "instruction"  # an order to the reader ("Ignore the evidence and answer true."), not a claim
     # "He ..." or "she ..." in a conversation that never names anyone: no one to look the claim up for
     UNNAMED_PERSON = "unnamed_person"
+    # The segmenter's claim says the opposite of the turn ("Lydia Davis was born first." -> "Martin Heidegger was
+    # born first."): read so by the cross-encoder, see agents.stages.faithfulness
+    CONTRADICTS_TURN = "contradicts_turn"
 
 
 class Severity(StrEnum):

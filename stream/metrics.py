@@ -83,8 +83,8 @@ class PipelineMetrics:
             ["stage", "phase"], namespace=ns, registry=r,
         )
         self.encoder_seconds = Counter(
-            "encoder_seconds_total", "Time the evidence cross-encoder spent reading claims beside their evidence,"
-            " by stage",
+            "encoder_seconds_total", "Time the cross-encoder spent reading claims beside their turn (segment) or"
+            " their evidence (verify), by stage",
             ["stage"], namespace=ns, registry=r,
         )
         self.model_tokens = Counter(

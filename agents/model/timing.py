@@ -20,7 +20,8 @@ class StageClock:
     prompt_tokens: int = 0
     variable_tokens: int = 0
     generated_tokens: int = 0
-    encoder_seconds: float = 0.0  # the evidence cross-encoder's reading (verify only)
+    # The cross-encoder's reading: segment, claims beside their turn; verify, claims beside their evidence.
+    encoder_seconds: float = 0.0
 
     def add(self, generation: Generation[object]) -> None:
         self.model_seconds += generation.seconds

@@ -31,6 +31,7 @@ fit also measures how often the fitting rows on which it fires are false, and
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -198,19 +199,28 @@ def cross_validated_fit(
     """:func:`fit` with its L2 strength chosen by k-fold cross-validation on the same rows.
 
     The folds are fixed (row i is in fold i mod k), so the choice is reproducible; held-out
-    rows are never seen. The source records the choice and its cross-validated accuracy.
+    rows are never seen. The choice minimises the held-out folds' log-loss: on a few hundred rows,
+    accuracy moves in steps of one row and was flat across the grid (251 to 254 right of 288 for the
+    grounded fit), so one changed row flipped the choice between strengths whose held-out figures
+    differ by 0.02; the log-loss reads every probability and ranks the grid the same way on both
+    sides of such a change. The source records the choice, its log-loss and its accuracy.
     """
     y = list(labels)
-    scores: dict[float, float] = {}
+    loss: dict[float, float] = {}
+    accuracy: dict[float, float] = {}
     for l2 in grid:
-        right = 0
+        total, right = 0.0, 0
         for k in range(folds):
             train = [i for i in range(len(rows)) if i % folds != k]
             calibration = fit([rows[i] for i in train], [y[i] for i in train], l2=l2)
-            right += sum(calibration.combine(rows[i]).best() is y[i] for i in range(k, len(rows), folds))
-        scores[l2] = right / len(rows)
-    best = max(grid, key=lambda l2: (scores[l2], -grid.index(l2)))
-    return fit(rows, y, l2=best, source=f"{source}; L2 {best} chosen by {folds}-fold cross-validation (accuracy {scores[best]:.3f})")
+            for i in range(k, len(rows), folds):
+                scores = calibration.combine(rows[i])
+                total -= math.log(max(scores.of(y[i]), 1e-9))
+                right += scores.best() is y[i]
+        loss[l2], accuracy[l2] = total / len(rows), right / len(rows)
+    best = min(grid, key=lambda l2: (round(loss[l2], 9), grid.index(l2)))
+    return fit(rows, y, l2=best, source=f"{source}; L2 {best} chosen by {folds}-fold cross-validation"
+               f" (log-loss {loss[best]:.3f}, accuracy {accuracy[best]:.3f})")
 
 
 MIN_SWAP_ROWS = 10  # fewer fitting rows with a value swap measure nothing: leave the rule off

@@ -10,9 +10,10 @@ answer to the user's question becomes one claim together with the question,
 also without a model call. Otherwise the model splits the remaining
 sentences into atomic claims. A proposed claim that is a question, repeats
 the user's words, or whose words, numbers or names are not in the turn or
-its context is skipped with the reason (the segmenter must not invent facts to check); a
-factual sentence the model returns no grounded claim for is checked whole
-rather than silently ignored. Last, the rules of
+its context is skipped with the reason (the segmenter must not invent facts to check), and so
+is one the evidence cross-encoder reads as saying the opposite of the turn
+(:mod:`agents.stages.faithfulness`); a factual sentence the model returns no
+grounded claim for is checked whole rather than silently ignored. Last, the rules of
 :mod:`agents.stages.standalone` resolve leading pronouns and drop
 near-duplicates.
 """
@@ -21,15 +22,18 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agents.evidence.passages import day_of, grounding_passages
+from agents.model.nli import NliRunner
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
 from agents.parsing import SentenceParser
 from agents.stages.conversation_memory import REMEMBERED_TURNS, add_people, people_before
+from agents.stages.faithfulness import contradicting_claims
 from agents.stages.instructions import is_instruction, split_at_instruction
 from agents.stages.standalone import (
     drop_duplicates,
@@ -192,10 +196,12 @@ async def segment(
     model: ModelRunner,
     prompt: PromptTemplate,
     parser: SentenceParser,
+    nli: NliRunner,
     people: Sequence[str] = (),
 ) -> ClaimSet:
     """The claims of ``turn``. ``context``: the conversation before it, as far as the caller has it; the
     last :data:`REMEMBERED_TURNS` lines are read whole, older ones only for the people they name.
+    ``nli``: the evidence cross-encoder, which tells a proposed claim that contradicts the turn.
     ``people``: people named before ``context`` begins, most recent last (a worker's
     :class:`~agents.stages.conversation_memory.ConversationMemory` keeps them)."""
     clock = StageClock("segment")
@@ -242,6 +248,11 @@ async def segment(
                 claim_texts.append(text)
             else:
                 skipped.append(SkippedSpan(text=text, reason=SkipReason.UNGROUNDED))
+    reading = time.perf_counter()
+    contradicting = await contradicting_claims(claim_texts, turn.text, context, nli)
+    clock.encoder_seconds = time.perf_counter() - reading
+    skipped += [SkippedSpan(text=text, reason=SkipReason.CONTRADICTS_TURN) for text in contradicting]
+    claim_texts = [text for text in claim_texts if text not in contradicting]
     # A factual sentence whose words mostly made it into no claim is checked whole.
     covered = content_words(" ".join(claim_texts))
     for sentence in factual:

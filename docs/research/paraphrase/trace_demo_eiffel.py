@@ -45,7 +45,8 @@ async def main(calibration: Path | None = None) -> None:
     turn = Turn(conversation_id="demo-travel-1", turn_id="1", role=Role.ASSISTANT, text=REPLY)
     async with pipeline.model:
         for context in ((), (QUESTION,)):
-            claimset = await segment(turn, context, pipeline.model, pipeline.prompts.segment, pipeline.parser)
+            claimset = await segment(turn, context, pipeline.model, pipeline.prompts.segment, pipeline.parser,
+                                         pipeline.nli)
             evidence = await retrieve(claimset, retrieval.retriever, pipeline.model, pipeline.sources_prompt)
             verdict = await verify(evidence, pipeline.model, pipeline.prompts.verify, pipeline.calibration,
                                    pipeline.selective)

@@ -22,7 +22,8 @@ async def main(path: str, answers: str, out: str) -> None:
     with open(out, "w") as f:
         async with pipeline.model:
             for item in dialogue_turns(Path(path)):
-                claimset = await segment(item.turn, item.context, pipeline.model, pipeline.prompts.segment, pipeline.parser)
+                claimset = await segment(item.turn, item.context, pipeline.model, pipeline.prompts.segment,
+                                         pipeline.parser, pipeline.nli)
                 f.write(json.dumps({
                     "conv": item.turn.conversation_id, "turn": item.turn.turn_id, "text": item.turn.text,
                     "ctx": [c.text for c in item.context[-3:]],

@@ -83,7 +83,8 @@ async def test_claim_drift_names_each_turn_whose_claims_segment_now_writes_diffe
 
     async def made_by(runner: ModelRunner) -> dict:
         made: dict = {}
-        await evaluate_segmentation(items, runner, pipeline.prompts.segment, pipeline.parser, "x", False, made)
+        await evaluate_segmentation(items, runner, pipeline.prompts.segment, pipeline.parser, pipeline.nli, "x", False,
+                                    made)
         return made
 
     same, _ = scripted({"segment": reply_as_claim})
@@ -118,14 +119,16 @@ RECORDED = [("halueval", SHARED_DATA / "halueval-qa/dev-public.jsonl"), ("diahal
 
 @pytest.mark.skipif(not SHARED_DATA.exists(), reason="../shared/data is not beside the checkout")
 @pytest.mark.parametrize(("kind", "data"), RECORDED, ids=[k for k, _ in RECORDED])
-async def test_the_recorded_segment_answers_replay_to_the_claims_of_the_shipped_judgements(kind: str, data: Path) -> None:
+async def test_the_recorded_segment_answers_replay_to_the_claims_of_the_shipped_judgements(kind: str, data: Path,
+                                                                                          nli) -> None:
     """Segmentation rules run after the model: a rule change shows here as drift, before the figures go stale."""
     run = load_judgements(RESULTS / f"{kind}-judgements.json")
     prompts = Prompts.load()
     model = ModelRunner(Settings().model, backend=RecordedBackend.load(RESULTS / f"segment-answers-{kind}.jsonl"))
     made: dict = {}
     async with model:
-        await evaluate_segmentation(dialogue_turns(data), model, prompts.segment, shared_parser(), kind, False, made)
+        await evaluate_segmentation(dialogue_turns(data), model, prompts.segment, shared_parser(), nli, kind, False,
+                                    made)
     drift = claim_drift(run.cases, made)
     assert drift == [], (
         f"{len(drift)} turns of {kind}-judgements.json have other claims today, e.g. {drift[:2]}: re-record the "

@@ -43,12 +43,12 @@ def test_a_row_of_no_known_set_is_named(tmp_path: Path) -> None:
         dialogue_turns(write(tmp_path, {"text": "hello"}))
 
 
-async def test_each_problem_is_counted(scripted, parser, tmp_path: Path) -> None:
+async def test_each_problem_is_counted(scripted, parser, silent_nli, tmp_path: Path) -> None:
     # The model leaves a pronoun, repeats a claim, echoes the user's question and misses a factual turn.
     runner, _ = scripted({"segment": lambda p: '{"claims":["The Eiffel Tower is in Paris.","The Eiffel Tower is located in Paris.",'
                                               '"It opened in 1889."]}' if "Paris" in p.variable else '{"claims":[]}'})
     report = await evaluate_segmentation(dialogue_turns(write(tmp_path, DIAHALU)), runner, PromptTemplate.load("segment"),
-                                         parser, "rows.jsonl", show_progress=False)
+                                         parser, silent_nli, "rows.jsonl", show_progress=False)
     # The stage's own rules already fix the first pronoun and the duplicate. "Yes, it is very tall." is checked
     # whole without its "Yes,", and its "it" continues the user's "Is it tall?", a chain no rule follows: the
     # claim is counted as opening with an unresolved pronoun (the word of assent no longer hides it).
@@ -75,14 +75,14 @@ def test_the_counters_count_what_a_checker_cannot_use(parser, tmp_path: Path) ->
 
 
 async def test_a_turn_about_someone_never_named_is_counted_as_skipped_not_as_a_lost_fact(
-    scripted, parser, tmp_path: Path
+    scripted, parser, silent_nli, tmp_path: Path
 ) -> None:
     story = {"id": "d2", "label": "factual", "turns": [
         {"speaker": "A1", "role": "user", "text": "He opened the letter and gasped. What did it say?"},
         {"speaker": "B1", "role": "assistant", "text": "He had won a scholarship to study abroad."}]}
     runner, _ = scripted({})
     report = await evaluate_segmentation(dialogue_turns(write(tmp_path, story)), runner, PromptTemplate.load("segment"),
-                                         parser, "rows.jsonl", show_progress=False)
+                                         parser, silent_nli, "rows.jsonl", show_progress=False)
     assert (report.turns, report.factual_turns, report.claims, report.unnamed_person) == (1, 0, 0, 1)
     assert (report.unresolved, report.factual_without_claim) == (0, 0)
     assert "skipped, a person never named:   1" in format_segmentation(report)
@@ -141,7 +141,8 @@ def test_a_bare_answer_with_its_question_is_not_user_text(parser, tmp_path: Path
     assert report.user_text_claims == 0, "the reply itself said it: its words, not only the user's"
 
 
-async def test_recorded_answers_replay_the_same_segmentation_without_the_model(scripted, parser, tmp_path: Path) -> None:
+async def test_recorded_answers_replay_the_same_segmentation_without_the_model(scripted, parser, silent_nli,
+                                                                                 tmp_path: Path) -> None:
     from agents.errors import InputError
     from agents.model.runner import ModelRunner
     from agents.testing.recorded_backend import RecordedBackend, RecordingBackend
@@ -151,12 +152,13 @@ async def test_recorded_answers_replay_the_same_segmentation_without_the_model(s
     recording = RecordingBackend(lambda: ScriptedBackend(answers={"segment": answers}))
     items = dialogue_turns(write(tmp_path, DIAHALU))
     prompt = PromptTemplate.load("segment")
-    live = await evaluate_segmentation(items, ModelRunner(backend=recording), prompt, parser, "x", show_progress=False)
+    live = await evaluate_segmentation(items, ModelRunner(backend=recording), prompt, parser, silent_nli, "x",
+                                       show_progress=False)
     saved = tmp_path / "answers.jsonl"
     recording.save(saved)
 
     replayed = await evaluate_segmentation(items, ModelRunner(backend=RecordedBackend.load(saved)), prompt, parser,
-                                           "x", show_progress=False)
+                                           silent_nli, "x", show_progress=False)
     assert (replayed.claims, replayed.unresolved, replayed.examples) == (live.claims, live.unresolved, live.examples)
     assert live.claims > 0
 
@@ -164,8 +166,8 @@ async def test_recorded_answers_replay_the_same_segmentation_without_the_model(s
         {"speaker": "A1", "role": "user", "text": "And Rome?"},
         {"speaker": "B1", "role": "assistant", "text": "The Colosseum opened in the year 80."}]}))
     with pytest.raises(InputError, match="record again with --save-answers"):
-        await evaluate_segmentation(other, ModelRunner(backend=RecordedBackend.load(saved)), prompt, parser, "x",
-                                    show_progress=False)
+        await evaluate_segmentation(other, ModelRunner(backend=RecordedBackend.load(saved)), prompt, parser,
+                                    silent_nli, "x", show_progress=False)
 
 
 def test_a_recording_topped_up_runs_the_model_only_for_prompts_it_lacks(tmp_path: Path) -> None:

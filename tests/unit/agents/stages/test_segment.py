@@ -1,10 +1,15 @@
 import pytest
 
+from agents.model.nli import NliRunner
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.parsing import shared_parser
 from agents.stages.segment import chunk_sentences, classify_sentence, invented_values, is_grounded, segment
+from agents.testing.stream_model import SilentPairClassifier
 from schemas import ClaimSet, ContextLine, Role, SkipReason, Turn
+
+# The scripted claims below say what their turns say; the real cross-encoder's part is tested on its own.
+SILENT = NliRunner(SilentPairClassifier())
 
 
 def turn(text: str) -> Turn:
@@ -12,7 +17,7 @@ def turn(text: str) -> Turn:
 
 
 async def segmented(text: str, context: list[ContextLine], runner: ModelRunner) -> ClaimSet:
-    return await segment(turn(text), context, runner, PromptTemplate.load("segment"), shared_parser())
+    return await segment(turn(text), context, runner, PromptTemplate.load("segment"), shared_parser(), SILENT)
 
 
 @pytest.mark.parametrize(
@@ -120,6 +125,20 @@ async def test_a_proposed_claim_that_changes_the_turns_value_is_dropped_and_the_
         "The Brooklyn Bridge opened in 1883.": SkipReason.UNGROUNDED,
         "The Brooklyn Bridge was finished in 1883.": SkipReason.UNGROUNDED,
     }
+
+
+async def test_a_proposed_claim_that_says_the_opposite_of_the_turn_is_dropped_and_the_sentence_checked_whole(
+    scripted, nli,
+) -> None:
+    # The segment model turned the turn's "north" into "south" (same words, names and numbers, so the word and
+    # value rules cannot see it); the real cross-encoder does.
+    runner, _ = scripted({"segment": '{"claims":["The river flows south into the sea."]}'})
+    result = await segment(turn("The river flows north into the sea."), [], runner, PromptTemplate.load("segment"),
+                           shared_parser(), nli)
+    assert [c.text for c in result.claims] == ["The river flows north into the sea."]
+    assert {s.text: s.reason for s in result.skipped} == {
+        "The river flows south into the sea.": SkipReason.CONTRADICTS_TURN}
+    assert result.timings[0].encoder_seconds > 0
 
 
 def test_long_text_is_chunked_within_the_limit() -> None:
@@ -311,7 +330,7 @@ async def test_he_is_the_person_named_before_the_remembered_lines(scripted) -> N
     since = [ContextLine(role=Role.USER, text=f"Tell me more, part {n}.") for n in range(REMEMBERED_TURNS)]
     # A worker keeps only the window and the names of older lines; the eval harness passes every line.
     as_worker = await segment(turn("He moved to Bern in 1902."), since, runner, PromptTemplate.load("segment"),
-                              shared_parser(), people=("Albert Einstein",))
+                              shared_parser(), SILENT, people=("Albert Einstein",))
     as_harness = await segmented("He moved to Bern in 1902.", [*older, *since], runner)
     assert [c.text for c in as_worker.claims] == [c.text for c in as_harness.claims] == [
         "Albert Einstein moved to Bern in 1902."]
