@@ -8,8 +8,13 @@ All per-message care lives in :class:`StageRunner.consume`:
 * an exception inside a stage is caught per message and dead-lettered too.
   Faust would otherwise acknowledge the event and restart the agent, losing
   the turn silently (faust-streaming #189);
-* outputs are sent from inside the agent, so Faust attaches them to the
-  event and commits its offset only after they are produced: at-least-once;
+* outputs are sent from inside the agent, before its event is acknowledged,
+  and Faust flushes its producer before every commit, so an offset is
+  committed only after its outputs were handed to the broker: at-least-once.
+  (With Faust's default ``stream_publish_on_commit=False`` nothing is
+  attached to the event, and a send that fails after aiokafka's own retries
+  is only logged, not awaited: a known hole, see
+  docs/research/broker-restart/README.md);
 * agents run with concurrency 1, so each partition is processed in order and
   no offset is committed past a turn still in flight (faust-streaming #606);
 * an :class:`OrderGuard` hands over the messages Faust drops after a

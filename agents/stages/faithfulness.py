@@ -40,8 +40,12 @@ async def contradicting_claims(
     """The ``claims`` the cross-encoder reads as saying the opposite of ``turn_text`` (in claim order)."""
     if not claims:
         return []
-    alone = await nli.score(claims, [turn_text])
-    suspects = [claim for claim, scores in zip(claims, alone) if reads_as_contradiction(scores)]
+    # Most claims fail the first reading, so the other three are read only for those that pass it.
+    first = await nli.forward(claims, [turn_text])
+    suspects = [claim for claim, margin in zip(claims, first) if margin >= CONTRADICTION_MARGIN]
+    if suspects:
+        alone = await nli.score(suspects, [turn_text])
+        suspects = [claim for claim, scores in zip(suspects, alone) if reads_as_contradiction(scores)]
     asked = last_user_line(context)
     if not suspects or not asked:
         return suspects

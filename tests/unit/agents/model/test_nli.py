@@ -4,7 +4,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from agents.model.nli import MAX_CHUNKS, PairScores, evidence_chunks, score_claims
+from agents.model.nli import MAX_CHUNKS, PairScores, evidence_chunks, forward_margins, score_claims
 
 
 class WordClassifier:
@@ -45,6 +45,10 @@ def test_each_claim_gets_its_best_margin_per_direction_and_none_without_evidence
     assert scores == [PairScores(forward=4.96, backward=3.97), PairScores(forward=4.99, backward=0.97)]
     assert all(len(first) + len(second) <= 157 for first, second in words.pairs)
     assert score_claims(words, ["aa"], []) == [PairScores(0.0, 0.0)]
+    # The forward half alone gives the same values, reading half the pairs.
+    words.pairs.clear()
+    assert forward_margins(words, ["aa bb", "c"], ["Aaaa.", "Bb."]) == [4.96, 4.99]
+    assert len(words.pairs) == 4 and forward_margins(words, ["aa"], []) == [0.0]
 
 
 async def test_the_packaged_model_reads_a_contradiction_far_above_support_and_support_above_an_unrelated_passage(nli) -> None:
