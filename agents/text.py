@@ -252,6 +252,11 @@ def years(text: str) -> set[str]:
     return {n for n in _NUMBER.findall(text) if n.isdigit() and 1000 <= int(n) <= 2100}
 
 
+def last_user_line(context: Sequence[ContextLine]) -> str:
+    """What the user said last, whole ("" when the user has said nothing)."""
+    return next((line.text for line in reversed(context) if line.role is Role.USER), "")
+
+
 def last_question(context: Sequence[ContextLine]) -> str | None:
     """The user's question the reply answers: the last question of the last user line, without what the user
     said before it ("I studied law. Do you read novels?" asks "Do you read novels?"), so a reply checked

@@ -20,6 +20,7 @@ from agents.text import (
     clauses,
     content_words,
     coverage,
+    last_user_line,
     mentions,
     names,
     names_in,
@@ -33,7 +34,7 @@ from agents.text import (
     without_possessive,
     years,
 )
-from schemas import ContextLine, EvidenceFit, Label, LabelScores, Passage, Role
+from schemas import ContextLine, EvidenceFit, Label, LabelScores, Passage
 
 _NEGATION = re.compile(r"\b(not|no|never|none|nobody|neither|nor|n't|cannot|false|denied|deny|denies)\b", re.I)
 
@@ -168,7 +169,7 @@ def answer_support(claim: str, passages: Sequence[Passage], context: Sequence[Co
     retrieved, a word found in an unrelated one ("Berlin", in a passage on the Berlin Wall, for
     "The Eiffel Tower is in Berlin") backs nothing.
     """
-    asked = next((line.text for line in reversed(context) if line.role is Role.USER), "")
+    asked = last_user_line(context)
     claim_words = content_words(claim)
     evidence = max((p.text for p in passages), key=lambda text: coverage(claim_words, content_words(text)), default="")
     own_words = content_words(claim) - content_words(asked) or content_words(claim)

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agents.model.nli import NliRunner, PairScores
-from schemas import ContextLine, Role
+from agents.text import last_user_line
+from schemas import ContextLine
 
 # The margin (contradiction logit minus the other) from which a reading counts as a contradiction: a softmax
 # of 0.95 on that side. The encoder's probes put a plain contradiction near 4.6 and support near 0.3.
@@ -28,10 +29,6 @@ CONTRADICTION_MARGIN = 3.0
 
 def reads_as_contradiction(scores: PairScores) -> bool:
     return min(scores.forward, scores.backward) >= CONTRADICTION_MARGIN
-
-
-def last_user_line(context: Sequence[ContextLine]) -> str:
-    return next((line.text for line in reversed(context) if line.role is Role.USER), "")
 
 
 async def contradicting_claims(

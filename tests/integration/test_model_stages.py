@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from agents.model.nli import NliRunner
 from agents.model.runner import ModelRunner
 from agents.parsing import shared_parser
 from agents.scoring.calibration import VerifyCalibration
@@ -123,7 +122,7 @@ async def test_sufficiency_tells_evidence_on_the_claim_from_evidence_on_somethin
 
 
 @pytest.mark.skipif(not SHARED_DATA.exists(), reason="../shared/data is not beside the checkout")
-async def test_an_explanation_full_of_numbers_still_fits_the_answer(real_model: ModelRunner) -> None:
+async def test_an_explanation_full_of_numbers_still_fits_the_answer(real_model: ModelRunner, nli) -> None:
     # AVeriTeC's evidence for a claim about taxes on school books is a tariff table. The model filled its
     # explanation with the table's codes, one token per digit, and the answer was cut mid-string twice: the
     # row failed although the label was written. The budget now covers the longest explanation allowed.
@@ -135,5 +134,5 @@ async def test_an_explanation_full_of_numbers_still_fits_the_answer(real_model: 
     (case,) = [c for c in read_averitec(SHARED_DATA / "averitec" / "dev-public.jsonl") if c.case_id == "averitec-dev-370"]
     table = [p for p in case.passages if "4820" in p.text or "4901" in p.text]
     evidence = assemble_evidence(claimset("Government of India has imposed taxes on all school books"), table)
-    judgements, _ = await judge(evidence, real_model, NliRunner(), VerifyPrompts.load())
+    judgements, _ = await judge(evidence, real_model, nli, VerifyPrompts.load())
     assert len(judgements) == 1 and judgements[0].verdict.label in set(Label)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agents.evaluation.harness import load_judgements
 from agents.model.nli import NliRunner
-from agents.stages.faithfulness import last_user_line
+from agents.text import last_user_line
 
 MARGINS = (2.0, 2.5, 3.0, 3.5, 4.0)
 

