@@ -157,6 +157,9 @@ class Claim:
     claim_id: str = field(metadata=_text(64, 1))
     index: int = field(metadata={"minimum": 0})
     text: str = field(metadata=_text(1_000, 1))
+    # The index of an earlier claim of the same set that this one says again in other words: both are judged,
+    # and corrections and alerts name the pair once (agents.stages.restatements).
+    restates: int | None = field(default=None, metadata={"minimum": 0})
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,7 @@ class PipelineMetrics:
             ["stage", "phase"], namespace=ns, registry=r,
         )
         self.encoder_seconds = Counter(
-            "encoder_seconds_total", "Time the cross-encoder spent reading claims beside their turn (segment) or"
+            "encoder_seconds_total", "Time the cross-encoder spent reading claims beside their turn and each other (segment) or"
             " their evidence (verify), by stage",
             ["stage"], namespace=ns, registry=r,
         )

@@ -27,6 +27,7 @@ from agents.model.nli import NliRunner
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.parsing import SentenceParser
+from agents.stages.restatements import group_of
 from agents.stages.segment import classify_sentence, invented_values, render_context, segment
 from agents.stages.standalone import (
     PERSON_PRONOUNS,
@@ -73,7 +74,9 @@ class SegmentationReport:
     unnamed_person: int = 0
     placeholder_it: int = 0  # claims opening with an "it" that stands for nothing: not counted as unresolved
     duplicate_pairs: int = 0
-    possible_restatements: int = 0
+    # Pairs the stage marks as one fact in two wordings (agents.stages.restatements): both judged, named once.
+    grouped_restatements: int = 0
+    possible_restatements: int = 0  # left ungrouped
     factual_without_claim: int = 0
     user_text_claims: int = 0
     # Claims the model proposed with a number or name that neither the turn nor its context has: the stage
@@ -157,10 +160,14 @@ def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimS
         if is_user_text(answer_part(text, item.context), item.turn.text, item.context):
             report.user_text_claims += 1
             report.note("user text", text)
-    for a, b in combinations(texts, 2):
+    for first, second in combinations(claimset.claims, 2):
+        a, b = first.text, second.text
         if near_duplicate(a, b):
             report.duplicate_pairs += 1
             report.note("duplicate pair", f"{a} | {b}")
+        elif group_of(first) == group_of(second):
+            report.grouped_restatements += 1
+            report.note("restatement grouped (both judged, reported once)", f"{a} | {b}")
         elif possible_restatement(a, b):
             report.possible_restatements += 1
             report.note("possible restatement (read by hand)", f"{a} | {b}")
@@ -252,8 +259,10 @@ def format_segmentation(r: SegmentationReport) -> str:
         " with no one named: no claim, and not counted as factual)",
         f"near-duplicate pairs:            {r.duplicate_pairs} by the stage's own rule, which drops them"
         " (so 0 says nothing of the target: 0)",
+        f"  restatements grouped:          {r.grouped_restatements} pairs (read by the cross-encoder as one fact:"
+        " both judged, corrections and alerts name them once)",
         f"  possible restatements left:    {r.possible_restatements} = {r.possible_restatements / max(r.turns, 1):.3f}"
-        " per turn (same names and numbers, most words shared; read them, some are distinct claims)",
+        " per turn (ungrouped; same names and numbers, most words shared; read them, some are distinct claims)",
         f"factual turns without a claim:   {r.factual_without_claim} = {r.factual_without_claim_share:.1%}"
         f" ({flag(r.factual_without_claim_share <= TARGETS['factual_without_claim_share'])}: <= 2%)",
         f"claims made of the user's words: {r.user_text_claims} ({flag(r.user_text_claims == 0)}: 0)",

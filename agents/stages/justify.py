@@ -1,6 +1,7 @@
 """Stage 6, justify: an actionable correction for every turn that is not true.
 
-For each false claim the model rewrites the claim from the evidence it cites;
+For each false claim the model rewrites the claim from the evidence it cites
+(a claim that restates another, :mod:`agents.stages.restatements`, counts once);
 the justification names every error, gives its correction and cites the
 passage by URL and date. FinGrAct then scores the result (error detection
 0-2, correction 0-2, links 0-3). The score is computed by code against the
@@ -26,6 +27,7 @@ from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.model.timing import StageClock
 from agents.scoring.signals import value_swap
+from agents.stages.restatements import one_per_group
 from agents.text import content_words, coverage, curly_quotes, straight_quotes, truncate, words
 from schemas import (
     Citation,
@@ -234,8 +236,13 @@ async def justify(
     clock = StageClock("justify")
     passages = verdict.evidence.passages
     context = verdict.evidence.claimset.context
-    false_claims = [v for v in verdict.claim_verdicts if v.label is Label.FALSE]
-    unverifiable = [v for v in verdict.claim_verdicts if v.label is Label.UNVERIFIABLE]
+    # Two wordings of one fact are corrected once, by the stricter verdict: false before unverifiable.
+    named = one_per_group(
+        [v for label in (Label.FALSE, Label.UNVERIFIABLE) for v in verdict.claim_verdicts if v.label is label],
+        verdict.evidence.claimset.claims,
+    )
+    false_claims = [v for v in named if v.label is Label.FALSE]
+    unverifiable = [v for v in named if v.label is Label.UNVERIFIABLE]
     rounds: list[JustificationRound] = []
     feedback = ""
     fixes: list[ErrorFix] = []

@@ -13,9 +13,11 @@ the user's words, or whose words, numbers or names are not in the turn or
 its context is skipped with the reason (the segmenter must not invent facts to check), and so
 is one the evidence cross-encoder reads as saying the opposite of the turn
 (:mod:`agents.stages.faithfulness`); a factual sentence the model returns no
-grounded claim for is checked whole rather than silently ignored. Last, the rules of
+grounded claim for is checked whole rather than silently ignored. Then the rules of
 :mod:`agents.stages.standalone` resolve leading pronouns and drop
-near-duplicates.
+near-duplicates. Last, a claim that says an earlier one again in other words
+is marked as its restatement (:mod:`agents.stages.restatements`): both are
+judged, and reports name them once.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from agents.parsing import SentenceParser
 from agents.stages.conversation_memory import REMEMBERED_TURNS, add_people, people_before
 from agents.stages.faithfulness import contradicting_claims
 from agents.stages.instructions import is_instruction, split_at_instruction
+from agents.stages.restatements import restatement_links
 from agents.stages.standalone import (
     drop_duplicates,
     is_bare_answer,
@@ -267,8 +270,10 @@ async def segment(
     claim_texts = await asyncio.to_thread(
         standalone_claims, claim_texts, [*context_texts(context), *said_first], parser, memory, skipped
     )
-
-    return claimset_for(turn, context, claim_texts, skipped, (clock.stop(),))
+    reading = time.perf_counter()
+    links = await restatement_links(claim_texts, nli)
+    clock.encoder_seconds += time.perf_counter() - reading
+    return claimset_for(turn, context, claim_texts, skipped, (clock.stop(),), restates=links)
 
 
 def checkable_part(claim: str, skipped: list[SkippedSpan]) -> str:
@@ -358,15 +363,19 @@ def claimset_for(
     skipped: Sequence[SkippedSpan] = (),
     timings: tuple[StageTiming, ...] = (),
     id_suffix: str = "",
+    restates: Sequence[int | None] = (),
 ) -> ClaimSet:
-    """The claim set of a turn, with ids derived from (conversation, turn, claim index)."""
+    """The claim set of a turn, with ids derived from (conversation, turn, claim index); ``restates``, when
+    given, holds for each claim the index of the earlier claim it restates, or None."""
+    links = list(restates) or [None] * len(claim_texts)
     claims = tuple(
         Claim(
             claim_id=ids.claim_id(turn.conversation_id, turn.turn_id, i, id_suffix),
             index=i,
             text=truncate(t, 1000),
+            restates=link,
         )
-        for i, t in enumerate(claim_texts[:MAX_CLAIMS])
+        for i, (t, link) in enumerate(zip(claim_texts[:MAX_CLAIMS], links))
     )
     return ClaimSet(
         claimset_id=ids.claimset_id(turn.conversation_id, turn.turn_id, id_suffix),

@@ -50,8 +50,10 @@ async def run_check(args: argparse.Namespace, settings: Settings) -> int:
 def format_check(result: CheckResult) -> str:
     verdict = result.verdict
     lines = [f"Claims ({len(result.claimset.claims)}):"]
+    restates = {c.index: c.restates for c in result.claimset.claims}
     for v in verdict.claim_verdicts:
-        lines.append(f"  {v.claim_index + 1}. {v.claim_text}")
+        again = restates.get(v.claim_index)
+        lines.append(f"  {v.claim_index + 1}. {v.claim_text}" + (f" (says claim {again + 1} again)" if again is not None else ""))
         lines.append(f"     -> {v.label.value.upper()} (confidence {v.confidence:.2f}{', closed-book' if v.closed_book else ''}): {v.justification}")
         if v.abstained and v.abstained_from is not None:
             lines.append(f"        abstained from {v.abstained_from.value}: selective score {v.selective_score:.2f} is below the threshold")

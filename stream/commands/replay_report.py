@@ -87,6 +87,7 @@ def report_rows(sent: Sequence[Turn], collected: Collected, labels: dict[str, bo
         verdict = collected.verdicts.get(vid)
         cid = ids.correction_id(turn.conversation_id, turn.turn_id)
         aid = ids.alert_id(turn.conversation_id, turn.turn_id)
+        restates = {c.index: c.restates for c in verdict.evidence.claimset.claims} if verdict else {}
         rows.append({
             "conversation_id": turn.conversation_id,
             "turn_id": turn.turn_id,
@@ -97,6 +98,7 @@ def report_rows(sent: Sequence[Turn], collected: Collected, labels: dict[str, bo
                     "text": v.claim_text, "label": v.label.value, "confidence": round(v.confidence, 4),
                     "sufficiency": v.sufficiency.probability if v.sufficiency else None,
                     "selective_score": v.selective_score, "abstained": v.abstained,
+                    "restates": restates.get(v.claim_index),  # the index of the claim it says again, or None
                 }
                 for v in (verdict.claim_verdicts if verdict else ())
             ],

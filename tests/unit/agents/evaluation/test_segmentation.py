@@ -106,6 +106,13 @@ def test_pairs_the_duplicate_rule_keeps_but_that_may_say_one_thing_are_counted_t
     assert (report.duplicate_pairs, report.possible_restatements) == (1, 1)
     text = format_segmentation(report)
     assert "possible restatements left:    1" in text and "welcomed its first visitors" in text
+    # A pair the stage marked as one fact in two wordings is counted as grouped, not as left to read.
+    grouped = SegmentationReport(file="x")
+    score_turn(grouped, first, claimset_for(first.turn, first.context, [
+        "The Eiffel Tower opened to visitors in 1889.", "The Eiffel Tower welcomed its first visitors in 1889."],
+        restates=[None, 0]), parser)
+    assert (grouped.grouped_restatements, grouped.possible_restatements) == (1, 0)
+    assert "restatements grouped:          1 pairs" in format_segmentation(grouped)
 
 
 def test_a_he_the_dialogue_never_names_is_unresolved_and_shown_apart(parser, tmp_path: Path) -> None:

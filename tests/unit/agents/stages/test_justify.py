@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pytest
 
 from agents.evidence.passages import assemble_evidence
@@ -143,3 +145,19 @@ async def test_the_users_question_is_not_what_the_rewrite_got_wrong(scripted) ->
     correction = await justify(verdict, runner, PromptTemplate.load("justify"))
     assert correction is not None
     assert correction.errors[0].correction == rewrite
+
+
+async def test_a_fact_said_twice_is_corrected_once(scripted) -> None:
+    runner, backend = scripted({"justify": '{"corrected":"The Eiffel Tower is in Paris.","evidence":1}'})
+    first, again, other = "The Eiffel Tower is in Berlin.", "The Eiffel Tower stands in Berlin.", "It is made of wood."
+    cs = claimset(first, again, other)
+    cs = replace(cs, claims=(cs.claims[0], replace(cs.claims[1], restates=0), cs.claims[2]))
+    verdict = TurnVerdict("v", assemble_evidence(cs, EVIDENCE), (
+        claim_verdict(0, first, Label.UNVERIFIABLE), claim_verdict(1, again, Label.FALSE),
+        claim_verdict(2, other, Label.UNVERIFIABLE)), Label.FALSE)
+    correction = await justify(verdict, runner, PromptTemplate.load("justify"))
+    assert correction is not None
+    # The group is named by its stricter verdict (false), once; the other claim is still named as unverifiable.
+    assert [e.claim_text for e in correction.errors] == [again]
+    assert len(backend.prompts) == 1
+    assert first not in correction.justification and other in correction.justification

@@ -141,6 +141,19 @@ async def test_a_proposed_claim_that_says_the_opposite_of_the_turn_is_dropped_an
     assert result.timings[0].encoder_seconds > 0
 
 
+async def test_a_claim_the_model_writes_twice_in_other_words_is_kept_and_marked_as_a_restatement(scripted, nli) -> None:
+    runner, _ = scripted({"segment": '{"claims":["The library holds two million books.",'
+                                     '"The library has a collection of two million books.","The library opened in 1901."]}'})
+    text = "The library holds two million books; its collection of two million books opened to all in 1901."
+    result = await segment(turn(text), [], runner, PromptTemplate.load("segment"), shared_parser(), nli)
+    # Both wordings are judged; the second records that it says the first again.
+    assert [(c.text, c.restates) for c in result.claims] == [
+        ("The library holds two million books.", None),
+        ("The library has a collection of two million books.", 0),
+        ("The library opened in 1901.", None),
+    ]
+
+
 def test_long_text_is_chunked_within_the_limit() -> None:
     chunks = chunk_sentences(["a" * 50, "b" * 50, "c" * 50], 120)
     assert chunks == ["a" * 50 + " " + "b" * 50, "c" * 50]

@@ -1,0 +1,70 @@
+"""Claims of one turn that say the same thing in other words: judged each, reported once.
+
+The segment model sometimes writes one fact twice ("Snoring could cause sleep apnea." and "Snoring could
+lead to sleep apnea."). The word rule of :mod:`agents.stages.standalone` drops twins that share nearly all
+their words; these share too few. Dropping them on the cross-encoder's reading was measured and left out
+(``docs/research/segmentation/``): a weak verifier sometimes calls one wording false and the other true,
+so a dropped twin was sometimes the only wording that caught a lie. So both wordings are still judged, and
+the later one records which claim it restates (:attr:`schemas.Claim.restates`); the correction and the
+alert then name a group once, by its strictest verdict.
+
+Two claims restate each other when the evidence cross-encoder reads each, after the other, in its
+support band: a contradiction ("... a comedian." / "... a writer.") reads far above it, an unrelated or
+only partly covered claim below it. The band was read off hand-labelled DiaHalu pairs and checked on
+HaluEval's, where it took 4 of 4 restatements and none of 13 distinct pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agents.model.nli import NliRunner
+from schemas import Claim, ClaimVerdict
+
+# Both margins (second logit minus first) of a restating pair lie in here: the encoder's probes put support
+# near 0.3-0.6, a contradiction above 2 and an unrelated sentence below -1.
+RESTATEMENT_BAND = (0.25, 0.8)
+
+
+def in_band(margin: float) -> bool:
+    low, high = RESTATEMENT_BAND
+    return low <= margin <= high
+
+
+async def restatement_links(claims: Sequence[str], nli: NliRunner) -> list[int | None]:
+    """For each claim, the index of the earlier claim it restates (the first of its group), or None."""
+    links: list[int | None] = [None] * len(claims)
+    for first, text in enumerate(claims):
+        if links[first] is not None:
+            continue  # already a restatement: the group is named by its first claim
+        later = [j for j in range(first + 1, len(claims)) if links[j] is None]
+        if not later:
+            break
+        # Most pairs fall outside the band on the first reading; only those inside are read the other way.
+        after = await nli.forward([claims[j] for j in later], [text])
+        candidates = [j for j, margin in zip(later, after) if in_band(margin)]
+        if not candidates:
+            continue
+        before = [(await nli.forward([text], [claims[j]]))[0] for j in candidates]
+        for j, margin in zip(candidates, before):
+            if in_band(margin):
+                links[j] = first
+    return links
+
+
+def group_of(claim: Claim) -> int:
+    return claim.index if claim.restates is None else claim.restates
+
+
+def one_per_group(verdicts: Sequence[ClaimVerdict], claims: Sequence[Claim]) -> list[ClaimVerdict]:
+    """``verdicts`` in order, without those whose group an earlier one of them already speaks for."""
+    by_index = {claim.index: claim for claim in claims}
+    seen: set[int] = set()
+    kept: list[ClaimVerdict] = []
+    for verdict in verdicts:
+        claim = by_index.get(verdict.claim_index)
+        group = verdict.claim_index if claim is None else group_of(claim)
+        if group not in seen:
+            seen.add(group)
+            kept.append(verdict)
+    return kept
