@@ -367,15 +367,14 @@ def claimset_for(
 ) -> ClaimSet:
     """The claim set of a turn, with ids derived from (conversation, turn, claim index); ``restates``, when
     given, holds for each claim the index of the earlier claim it restates, or None."""
-    links = list(restates) or [None] * len(claim_texts)
     claims = tuple(
         Claim(
             claim_id=ids.claim_id(turn.conversation_id, turn.turn_id, i, id_suffix),
             index=i,
             text=truncate(t, 1000),
-            restates=link,
+            restates=restates[i] if restates else None,
         )
-        for i, (t, link) in enumerate(zip(claim_texts[:MAX_CLAIMS], links))
+        for i, t in enumerate(claim_texts[:MAX_CLAIMS])
     )
     return ClaimSet(
         claimset_id=ids.claimset_id(turn.conversation_id, turn.turn_id, id_suffix),
