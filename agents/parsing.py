@@ -116,6 +116,8 @@ class SentenceParser:
             text = _span_text(token)
             if text:
                 plural = token.tag_ in _PLURAL_TAGS or any(c.dep_ == "conj" for c in token.children)
+                if token.dep_ in _SUBJECT and (agreed := _verb_number(token)) is not None:
+                    plural = agreed  # "The Bahamas is ...": a plural-looking name of one thing
                 found.append(Mention(text=text, plural=plural, subject=token.dep_ in _SUBJECT,
                                      person=token.ent_type_ == "PERSON"))
         # Subjects first, then the rest in the order they appear (Python's sort is stable).
@@ -176,6 +178,19 @@ class SentenceParser:
         complements = [c for c in verb.children if c.dep_ in ("acomp", "attr")]
         clauses = [c for head in (verb, *complements) for c in head.children if c.i > verb.i]
         return any(c.dep_ in ("ccomp", "xcomp", "csubj") or _for_to(c) or _complete_infinitive(c) for c in clauses)
+
+
+def _verb_number(subject: Token) -> bool | None:
+    """Whether the verb agreeing with ``subject`` is plural ("are", "were", "have"), singular ("is", "was",
+    "has"), or says neither ("did", "can", "went"): the subject's number as the sentence uses it."""
+    verb = subject.head
+    finite = next((t for t in (*(c for c in verb.children if c.dep_ in ("aux", "auxpass")), verb)
+                   if t.tag_ in ("VBZ", "VBP", "VBD", "MD")), None)
+    if finite is None or finite.tag_ == "MD":
+        return None
+    if finite.tag_ == "VBD":
+        return {"was": False, "were": True}.get(finite.lower_)
+    return finite.tag_ == "VBP"
 
 
 def _for_to(token: Token) -> bool:

@@ -74,7 +74,11 @@ _HEDGE = re.compile(
     # Speculation about what was just said: "That would revolutionize ...", "It could be luck", "They might
     # consider it". (A name with a modal, "Paris could host ...", stays a claim; so does "he would": it is
     # also the past of a habit.) "It must have been a sight" guesses at the past; "It must be filed" is a rule.
-    r"(it|that|this|they) (could|might|may|must have)|(that|this) would)\b",
+    r"(it|that|this|they) (could|might|may|must have)|(that|this) would|"
+    # A guess at whether something holds, not a statement that it does: "It's possible, especially in
+    # battle.", "It's likely that they met." ("It's possible to climb it without oxygen" states a fact.)
+    r"(it|that|this)('s| is) (quite |very |entirely |highly |more than )?(possible|likely|unlikely|probable)"
+    r"(?!\s+(to|for)\b))",
     re.IGNORECASE,
 )
 # "so", "really" ...: a word that only strengthens the one after it ("That's so cool!").

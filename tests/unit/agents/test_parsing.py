@@ -14,6 +14,19 @@ def test_subjects_come_first_with_their_number(parser: SentenceParser) -> None:
     assert any(m.text == "three villages" and m.plural and not m.subject for m in found)
 
 
+@pytest.mark.parametrize(("sentence", "subject", "plural"), [
+    ("The Philippines is an archipelago.", "The Philippines", False),  # a plural-looking name of one country
+    ("The Maldives was a protectorate.", "The Maldives", False),
+    ("The police have closed the road.", "The police", True),  # a singular-looking noun used as plural
+    ("The islands were settled late.", "The islands", True),
+    ("The islands can flood.", "The islands", True),  # a modal says nothing: the noun's own form decides
+])
+def test_a_subject_has_the_number_its_verb_agrees_with(parser: SentenceParser, sentence: str, subject: str,
+                                                       plural: bool) -> None:
+    found = parser.mentions(sentence)[0]
+    assert (found.text, found.subject, found.plural) == (subject, True, plural)
+
+
 def test_a_gerund_clause_subject_is_a_mention(parser: SentenceParser) -> None:
     found = parser.mentions("Crossing the desert on foot was dangerous.")
     assert found[0] == Mention(text="Crossing the desert on foot", plural=False, subject=True, clause=True)

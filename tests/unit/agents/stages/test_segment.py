@@ -75,6 +75,12 @@ async def segmented(text: str, context: list[ContextLine], runner: ModelRunner) 
         ("Lagos could host the games in 2036.", None),  # names what it is about: a claim to check
         ("He would walk to the lab every morning.", None),  # a past habit, not a guess
         ("It can get windy on the pier.", None),
+        # A guess at whether something holds is a hedge; a possibility with a "to" after it is a fact.
+        ("It's possible, especially after heavy rain.", SkipReason.HEDGE),
+        ("It is likely that the ferry left at noon.", SkipReason.HEDGE),
+        ("Yes, it's possible as more ferries are added.", SkipReason.HEDGE),
+        ("It's possible to walk across the bay at low tide.", None),
+        ("It's possible for a ferry to cross in an hour.", None),
     ],
 )
 def test_classify_sentence(sentence: str, reason: SkipReason | None) -> None:

@@ -61,6 +61,10 @@ def test_the_question_leaves_out_what_the_user_said_before_it() -> None:
     ("It's a protected species.", ["A snow leopard was seen near the village."], "The snow leopard is a protected species."),
     ("It took a decade.", ["Building the canal across the isthmus was slow."],
      "Building the canal across the isthmus took a decade."),
+    # A name that looks plural but is one thing, as its verb shows, is what a later "it" stands for.
+    ("It joined the Commonwealth in 1973.", ["Is Nassau the capital of an island nation?",
+                                            "The Bahamas is a nation of some seven hundred islands."],
+     "The Bahamas joined the Commonwealth in 1973."),
     # A subject one sentence further back beats a mere mention in the nearest sentence.
     ("It was rebuilt in 1950.", ["The bridge crossed the river.", "Floods damaged the road near the town."],
      "The bridge was rebuilt in 1950."),
