@@ -39,6 +39,11 @@ _PLURAL_TAGS = frozenset({"NNS", "NNPS"})
 _SINGULAR_TAGS = frozenset({"NN", "NNP"})
 # Verbs whose subject "it" is often a placeholder for a clause that follows ("it is known that", "it takes").
 _DUMMY_VERBS = frozenset("is was 's be been being seems seemed appears appeared takes took remains remained".split())
+# Weather verbs, whose subject "it" names nothing ("It rained all night", "It never stops raining"), in every
+# form (the pipeline runs without its lemmatiser). "Pour" only without an object: "It pours water" is a thing.
+# ("Hail" is left out: "It hails from Norway" says where a thing comes from.)
+_WEATHER_VERBS = frozenset(f"{stem}{ending}" for stem in ("rain", "snow", "sleet", "thunder", "pour")
+                           for ending in ("", "s", "ed", "ing")) | {"drizzle", "drizzles", "drizzled", "drizzling"}
 # Mentions longer than this are clauses that happen to be subjects; as a replacement they read badly.
 MAX_MENTION_WORDS = 8
 # Verbs whose "that" clause a question takes as given: "Did you know [the tower opened in 1925]?" says it opened
@@ -161,16 +166,19 @@ class SentenceParser:
             return self._nlp(sentence)
 
     def _dummy_subject(self, sentence: str) -> bool:
-        """The sentence opens with an "it" that stands for nothing but a clause later in the sentence:
+        """The sentence opens with an "it" that stands for nothing, or only for a clause later in it:
         "It is important to train", "It takes years to learn", "It's a hassle to carry an umbrella" (a
         copula or a verb of seeming or taking, with a clause on the verb or on its complement), "It is
-        believed that ..." (a passive with a that-clause). "It was a sight to behold" is no placeholder:
+        believed that ..." (a passive with a that-clause), and the weather's "it" ("It rained all night", "It
+        never stops raining"). "It was a sight to behold" is no placeholder:
         "to behold" lacks its own object, it describes the sight; nor is "It's used to signal danger"."""
         doc = self._parse(sentence)
         first = doc[0] if len(doc) else None
         if first is None or first.lower_ != "it" or first.dep_ not in ("nsubj", "nsubjpass", "expl"):
             return False
         verb = first.head
+        if any(_is_weather(v) for v in (verb, *(c for c in verb.children if c.dep_ == "xcomp"))):
+            return True  # "It rained", "It kept raining", "It started to snow"
         if any(c.dep_ == "auxpass" for c in verb.children):
             return any(c.dep_ == "ccomp" and c.i > verb.i for c in verb.children)
         if verb.lower_ not in _DUMMY_VERBS:
@@ -191,6 +199,12 @@ def _verb_number(subject: Token) -> bool | None:
     if finite.tag_ == "VBD":
         return {"was": False, "were": True}.get(finite.lower_)
     return finite.tag_ == "VBP"
+
+
+def _is_weather(verb: Token) -> bool:
+    if verb.lower_ not in _WEATHER_VERBS:
+        return False
+    return not (verb.lower_.startswith("pour") and any(c.dep_ == "dobj" for c in verb.children))
 
 
 def _for_to(token: Token) -> bool:

@@ -63,6 +63,12 @@ def test_it_and_they_are_mentions_that_point_further_back(parser: SentenceParser
     ("It is used to mark the border.", False),  # a passive with a purpose, not "it is said that ..."
     ("It's quiet at night, making it a good place to read.", False),  # the clause hangs on no copula
     ("It's vital for every town to keep a library.", True),
+    # The weather: "it" names nothing, whatever verb carries the rain.
+    ("It rained for three days in Mumbai.", True),
+    ("It never stops snowing on the summit.", True),
+    ("It started to drizzle after lunch.", True),
+    ("It pours water into the tank.", False),  # pouring something: a thing does it
+    ("It hails from a village in Norway.", False),
 ])
 def test_a_placeholder_it_is_told_from_a_referring_one(parser: SentenceParser, sentence: str, dummy: bool) -> None:
     assert parser.dummy_subject(sentence) is dummy
