@@ -23,6 +23,7 @@ judged, and reports name them once.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 import time
 from collections.abc import Sequence
@@ -271,6 +272,9 @@ async def segment(
     # Parsing is CPU work (milliseconds a sentence, only for claims that open with a pronoun): off the loop.
     # The turn's own opinions may name what its facts are about: "I love soccer. It's my passion."
     said_first = [span.text for span in skipped if span.reason in (SkipReason.OPINION, SkipReason.HEDGE)]
+    # ... and so may a question the turn opens with: "How about a canopy? It gives shade to cars."
+    opening = itertools.takewhile(lambda part: part[1] is not None, zip(parts, reasons))
+    said_first += [sentence for sentence, reason in opening if reason is SkipReason.QUESTION]
     claim_texts = await asyncio.to_thread(
         standalone_claims, claim_texts, [*context_texts(context), *said_first], parser, memory, skipped
     )

@@ -284,6 +284,18 @@ async def test_a_pronoun_may_point_into_an_opinion_of_the_same_turn(scripted) ->
     assert [s.reason for s in result.skipped] == [SkipReason.OPINION]
 
 
+async def test_a_pronoun_may_point_into_the_question_the_turn_opens_with(scripted) -> None:
+    runner, _ = scripted({"segment": '{"claims":["It keeps the rain off parked cars."]}'})
+    context = [ContextLine(role=Role.ASSISTANT, text="A garage is a building where cars are kept."),
+               ContextLine(role=Role.USER, text="What else shelters vehicles?")]
+    result = await segmented("How about a carport? It keeps the rain off parked cars. Do you own one?", context, runner)
+    assert [c.text for c in result.claims] == ["The carport keeps the rain off parked cars."]
+    # A question after the facts was not said before them: "it" cannot point forward into it.
+    asked = [ContextLine(role=Role.USER, text="What shelters vehicles?")]
+    result = await segmented("It keeps the rain off parked cars. How about a carport?", asked, runner)
+    assert [c.text for c in result.claims] == ["It keeps the rain off parked cars."]
+
+
 def test_a_fragment_the_sentence_splitter_cut_off_stays_with_its_claim() -> None:
     from agents.stages.segment import checkable_part
 
