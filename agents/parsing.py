@@ -108,6 +108,8 @@ class SentenceParser:
                     found.append(Mention(text=text, plural=False, subject=True, clause=True))
                 continue
             if token.lower_ in _REFERRING_PRONOUNS and token.dep_ in _SUBJECT | _OBJECT | {"poss"}:
+                if token.lower_ == "it" and (_holds_a_clause(token) or token.i == 0 and self.dummy_subject(sentence)):
+                    continue  # "make it easier to find books", "It is important to rest": it means nothing
                 # A pronoun again: the sentence goes on about whatever an earlier one meant.
                 found.append(Mention(text=token.text, plural=token.lower_ in PLURAL_PRONOUNS,
                                      subject=token.dep_ in _SUBJECT, person=token.lower_ in _PERSON_PRONOUNS,
@@ -118,6 +120,8 @@ class SentenceParser:
                 # museum"), or the head of a fragment ("No problem.", "Sounds interesting!")
             if any(c.tag_ in ("PRP$", "WP$") for c in token.children):
                 continue  # "their horses" is itself a reference
+            if token.left_edge.tag_ in _WH_TAGS:
+                continue  # "what type of spirits", "how much thought": what a question asks, not a thing
             text = _span_text(token)
             if text:
                 plural = token.tag_ in _PLURAL_TAGS or any(c.dep_ == "conj" for c in token.children)
@@ -199,6 +203,17 @@ def _verb_number(subject: Token) -> bool | None:
     if finite.tag_ == "VBD":
         return {"was": False, "were": True}.get(finite.lower_)
     return finite.tag_ == "VBP"
+
+
+def _holds_a_clause(it: Token) -> bool:
+    """An "it" that only holds the place of a clause after a verbless adjective: "make [it easier to find
+    books]", "found [it hard to believe the story]", "consider [it important that everyone votes]"."""
+    predicate = it.head
+    if it.dep_ != "nsubj" or predicate.tag_ not in ("JJ", "JJR", "JJS") or predicate.dep_ not in ("ccomp", "oprd"):
+        return False
+    return any(c.i > predicate.i and c.dep_ in ("advcl", "xcomp", "ccomp")
+               and any(m.lower_ in ("to", "that") and m.dep_ in ("aux", "mark") for m in c.children)
+               for c in predicate.children)
 
 
 def _is_weather(verb: Token) -> bool:

@@ -51,6 +51,20 @@ def test_it_and_they_are_mentions_that_point_further_back(parser: SentenceParser
     assert parser.mentions("Nobody saw them again.")[-1].pronoun
 
 
+@pytest.mark.parametrize(("sentence", "mentions"), [
+    ("The new signs make it easier to find the exit.", ["The new signs", "the exit"]),
+    ("Most readers found it hard to believe the ending.", ["Most readers", "the ending"]),
+    ("It is important to water the roses.", ["the roses"]),
+    ("We painted it red last spring.", ["it", "last spring"]),  # a thing that was painted: it refers
+    # What a question asks for is no thing to point back to either.
+    ("It's amazing how much effort goes into the show.", ["the show"]),
+    ("Which type of tea do they serve at the cafe?", ["they", "tea", "the cafe"]),
+])
+def test_a_placeholder_it_or_what_a_question_asks_is_no_mention(parser: SentenceParser, sentence: str,
+                                                                mentions: list[str]) -> None:
+    assert [m.text for m in parser.mentions(sentence)] == mentions
+
+
 @pytest.mark.parametrize(("sentence", "dummy"), [
     ("It is believed that the bridge collapsed in 1907.", True),
     ("It takes three days to cross the lake.", True),

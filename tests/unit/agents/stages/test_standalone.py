@@ -65,6 +65,9 @@ def test_the_question_leaves_out_what_the_user_said_before_it() -> None:
     ("It joined the Commonwealth in 1973.", ["Is Nassau the capital of an island nation?",
                                             "The Bahamas is a nation of some seven hundred islands."],
      "The Bahamas joined the Commonwealth in 1973."),
+    # An "it" that only holds a clause's place points nowhere, so it does not stop the search.
+    ("It would need to be dim.", ["Good signs make it easier to find the seats.", "What about a lamp on the stage?"],
+     "The lamp on the stage would need to be dim."),
     # A subject one sentence further back beats a mere mention in the nearest sentence.
     ("It was rebuilt in 1950.", ["The bridge crossed the river.", "Floods damaged the road near the town."],
      "The bridge was rebuilt in 1950."),
