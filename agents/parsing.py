@@ -108,7 +108,9 @@ class SentenceParser:
                     found.append(Mention(text=text, plural=False, subject=True, clause=True))
                 continue
             if token.lower_ in _REFERRING_PRONOUNS and token.dep_ in _SUBJECT | _OBJECT | {"poss"}:
-                if token.lower_ == "it" and (_holds_a_clause(token) or token.i == 0 and self.dummy_subject(sentence)):
+                if token.lower_ == "it" and (
+                    _holds_a_clause(token) or token.i == 0 and _opens_with_placeholder_it(doc)
+                ):
                     continue  # "make it easier to find books", "It is important to rest": it means nothing
                 # A pronoun again: the sentence goes on about whatever an earlier one meant.
                 found.append(Mention(text=token.text, plural=token.lower_ in PLURAL_PRONOUNS,
@@ -170,26 +172,30 @@ class SentenceParser:
             return self._nlp(sentence)
 
     def _dummy_subject(self, sentence: str) -> bool:
-        """The sentence opens with an "it" that stands for nothing, or only for a clause later in it:
-        "It is important to train", "It takes years to learn", "It's a hassle to carry an umbrella" (a
-        copula or a verb of seeming or taking, with a clause on the verb or on its complement), "It is
-        believed that ..." (a passive with a that-clause), and the weather's "it" ("It rained all night", "It
-        never stops raining"). "It was a sight to behold" is no placeholder:
-        "to behold" lacks its own object, it describes the sight; nor is "It's used to signal danger"."""
-        doc = self._parse(sentence)
-        first = doc[0] if len(doc) else None
-        if first is None or first.lower_ != "it" or first.dep_ not in ("nsubj", "nsubjpass", "expl"):
-            return False
-        verb = first.head
-        if any(_is_weather(v) for v in (verb, *(c for c in verb.children if c.dep_ == "xcomp"))):
-            return True  # "It rained", "It kept raining", "It started to snow"
-        if any(c.dep_ == "auxpass" for c in verb.children):
-            return any(c.dep_ == "ccomp" and c.i > verb.i for c in verb.children)
-        if verb.lower_ not in _DUMMY_VERBS:
-            return False
-        complements = [c for c in verb.children if c.dep_ in ("acomp", "attr")]
-        clauses = [c for head in (verb, *complements) for c in head.children if c.i > verb.i]
-        return any(c.dep_ in ("ccomp", "xcomp", "csubj") or _for_to(c) or _complete_infinitive(c) for c in clauses)
+        """See :func:`_opens_with_placeholder_it`."""
+        return _opens_with_placeholder_it(self._parse(sentence))
+
+
+def _opens_with_placeholder_it(doc: Doc) -> bool:
+    """The sentence opens with an "it" that stands for nothing, or only for a clause later in it:
+    "It is important to train", "It takes years to learn", "It's a hassle to carry an umbrella" (a
+    copula or a verb of seeming or taking, with a clause on the verb or on its complement), "It is
+    believed that ..." (a passive with a that-clause), and the weather's "it" ("It rained all night", "It
+    never stops raining"). "It was a sight to behold" is no placeholder:
+    "to behold" lacks its own object, it describes the sight; nor is "It's used to signal danger"."""
+    first = doc[0] if len(doc) else None
+    if first is None or first.lower_ != "it" or first.dep_ not in ("nsubj", "nsubjpass", "expl"):
+        return False
+    verb = first.head
+    if any(_is_weather(v) for v in (verb, *(c for c in verb.children if c.dep_ == "xcomp"))):
+        return True  # "It rained", "It kept raining", "It started to snow"
+    if any(c.dep_ == "auxpass" for c in verb.children):
+        return any(c.dep_ == "ccomp" and c.i > verb.i for c in verb.children)
+    if verb.lower_ not in _DUMMY_VERBS:
+        return False
+    complements = [c for c in verb.children if c.dep_ in ("acomp", "attr")]
+    clauses = [c for head in (verb, *complements) for c in head.children if c.i > verb.i]
+    return any(c.dep_ in ("ccomp", "xcomp", "csubj") or _for_to(c) or _complete_infinitive(c) for c in clauses)
 
 
 def _verb_number(subject: Token) -> bool | None:
