@@ -12,6 +12,7 @@ the answer words at the next token (one forward pass, no generation):
 
 Usage (features are cached per model, so ``fit`` reruns in seconds):
     python docs/research/qwen-profile/score.py extract MODEL.gguf NAME [--chat chatml|none] [--halueval-rows N] [--averitec-rows N]
+    python docs/research/qwen-profile/score.py extract-pipeline MODEL.gguf NAME [--chat chatml|none]
     python docs/research/qwen-profile/score.py fit NAME
 
 ``fit`` decides on the even rows (threshold or a small logistic regression) and reports the odd rows.
@@ -118,6 +119,51 @@ def diahalu_items(limit: int | None):
                 gold = {"turn": turn["speaker"], "hallucinated": turn["speaker"] in row["hallucinated_turns"],
                         "dialogue": row["label"]}
                 yield n, gold, DIAHALU_TASK.format(dialogue="\n".join(seen)[-4000:])
+
+
+# The profile's own prompt would not know AVeriTeC's question/answer shape: the same letters, asked of the
+# passages exactly as the pipeline gives them to its verifier (a pair's text with its explanation).
+PIPELINE_TASK = (
+    "Evidence:\n{evidence}\n\nClaim: {claim}\n\n"
+    "Given only this evidence, is the claim\nA) supported\nB) refuted\nC) not decided by the evidence\n"
+    "Reply with the letter."
+)
+
+
+def pipeline_items(dataset: str):
+    """AVeriTeC's claims or the atomic claims made from them, with the passages the eval harness checks
+    them against (``agents.evaluation``), in its order: ``row`` is the eval's position, so its parity is the
+    shipped fit's split."""
+    from agents.evaluation.atomic_claims import read_atomic
+    from agents.evaluation.datasets import read_averitec
+
+    path = DATA / "averitec" / "dev-public.jsonl"
+    for n, case in enumerate(read_atomic(path) if dataset == "atomic" else read_averitec(path)):
+        evidence = "\n".join(f"- {p.text}" for p in case.passages)[:EVIDENCE_CHARS] or "(none)"
+        yield n, case.label.value, PIPELINE_TASK.format(evidence=evidence, claim=case.turn.text)
+
+
+def extract_pipeline(model_path: str, name: str, chat: str) -> None:
+    """Letter log-probabilities for ``pipeline_items`` of both sets (cached as NAME-pipeline-DATASET.json)."""
+    from llama_cpp import Llama
+
+    llm = Llama(model_path=model_path, n_ctx=2048, n_threads=2, verbose=False)
+    CACHE.mkdir(exist_ok=True)
+    for dataset in ("averitec", "atomic"):
+        path = CACHE / f"{name}-pipeline-{dataset}.json"
+        cached = json.loads(path.read_text()) if path.exists() else {"seconds": 0.0, "rows": []}
+        rows, done = list(cached["rows"]), {r["row"] for r in cached["rows"]}
+        started = time.perf_counter()
+        for n, gold, task in pipeline_items(dataset):
+            if n not in done:
+                rows.append({"row": n, "gold": gold,
+                             "logprobs": next_token_logprobs(llm, wrap(task, chat), ("A", "B", "C"))})
+                if len(rows) % 20 == 0:  # a long run keeps what it has
+                    path.write_text(json.dumps({"seconds": cached["seconds"] + time.perf_counter() - started,
+                                                "rows": rows}))
+        seconds = cached["seconds"] + time.perf_counter() - started
+        path.write_text(json.dumps({"seconds": seconds, "rows": rows}))
+        print(f"{name} pipeline {dataset}: {len(rows)} items, {seconds / max(1, len(rows)):.2f} s/item", flush=True)
 
 
 def extract(model_path: str, name: str, chat: str, halueval_rows: int | None, averitec_rows: int | None,
@@ -318,7 +364,9 @@ if __name__ == "__main__":
         rows = {flag: int(rest[rest.index(flag) + 1]) if flag in rest else None
                 for flag in ("--halueval-rows", "--averitec-rows", "--diahalu-rows")}
         extract(rest[0], rest[1], chat, rows["--halueval-rows"], rows["--averitec-rows"], rows["--diahalu-rows"])
+    elif command == "extract-pipeline":
+        extract_pipeline(rest[0], rest[1], rest[rest.index("--chat") + 1] if "--chat" in rest else "none")
     elif command == "fit":
         fit(rest[0])
     else:
-        raise SystemExit(f"unknown command {command!r}: use extract or fit")
+        raise SystemExit(f"unknown command {command!r}: use extract, extract-pipeline or fit")
