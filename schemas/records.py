@@ -261,6 +261,9 @@ class EvidenceFit:
     # evidence, and in records made before the cross-encoder.
     nli_forward: float = 0.0
     nli_backward: float = 0.0
+    # The optional judge's letters for the claim beside retrieved evidence (agents.model.judge); None when no
+    # judge read it (the default, and every turn checked against its own documents).
+    judge: LabelScores | None = None
 
 
 @dataclass(frozen=True)

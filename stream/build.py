@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 
 from agents.errors import InputError
+from agents.model.judge import judge_runner
 from agents.model.nli import NliRunner
 from agents.model.runner import ModelRunner
 from agents.parsing import shared_parser
-from agents.scoring.calibration import DEFAULT_PATH, VerifyCalibration
+from agents.scoring.calibration import DEFAULT_PATH, JUDGE_PATHS, VerifyCalibration
 from agents.scoring.selective import DEFAULT_PATH as SELECTIVE_PATH
 from agents.scoring.selective import SelectiveModel
 from agents.scoring.sufficiency import DEFAULT_PATH as SUFFICIENCY_PATH
@@ -32,7 +33,15 @@ def selective_model(settings: Settings) -> SelectiveModel | None:
 
 
 def build_pipeline(settings: Settings, model: ModelRunner | None = None) -> Pipeline:
-    calibration = VerifyCalibration.load(settings.calibration_path or DEFAULT_PATH)
+    judge = None
+    if settings.judge is not None:
+        judge = judge_runner(settings.judge, settings.model.cache_dir, settings.model.n_threads)
+    shipped = JUDGE_PATHS.get(settings.judge or "", DEFAULT_PATH)  # each judge's own fit, read off its letters
+    calibration = VerifyCalibration.load(settings.calibration_path or shipped)
+    if calibration.judge != settings.judge and calibration.judge is not None:
+        raise InputError(f"the calibration {settings.calibration_path or shipped} reads the judge"
+                         f" {calibration.judge}'s letters: set HALLUWATCH_JUDGE (--judge) to {calibration.judge},"
+                         " or give another calibration")
     return Pipeline(
         model=model or ModelRunner(settings.model),
         nli=NliRunner(threads=settings.model.encoder_threads),
@@ -43,4 +52,5 @@ def build_pipeline(settings: Settings, model: ModelRunner | None = None) -> Pipe
         find_sources=settings.finds_sources,
         selective=selective_model(settings),
         sufficiency=SufficiencyRater.load(settings.sufficiency_path or SUFFICIENCY_PATH),
+        judge=judge,
     )

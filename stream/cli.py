@@ -28,6 +28,9 @@ def _model_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--encoder-threads", type=int, dest="model.encoder_threads",
                        help="CPU threads for the evidence cross-encoder")
     group.add_argument("--calibration", type=Path, dest="calibration_path", help="verifier calibration JSON")
+    group.add_argument("--judge", dest="judge", metavar="NAME",
+                       help="a larger model that also reads claims beside retrieved evidence: qwen-1.5b"
+                            " (needs pip install -e '.[judge]'; about 2 s a claim on 2 cores, 1.1 GB)")
     group.add_argument("--max-rounds", type=int, dest="max_rounds", help="justification revision rounds")
     group.add_argument("--selective-calibration", type=Path, dest="selective_path", help="selective-verdict calibration JSON")
     group.add_argument("--sufficiency-rater", type=Path, dest="sufficiency_path",
@@ -190,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 SETTING_FLAGS = ("calibration_path", "max_rounds", "broker_url", "partitions", "selective_path", "abstain_threshold",
-                 "kb_path", "metrics_port", "sufficiency_path")
+                 "kb_path", "metrics_port", "sufficiency_path", "judge")
 
 
 def settings_from(args: argparse.Namespace) -> Settings:

@@ -27,7 +27,9 @@ def default_data_dir() -> Path:
 @dataclass(frozen=True)
 class Settings:
     model: ModelConfig = field(default_factory=ModelConfig)
-    calibration_path: Path | None = None  # None: the calibration shipped with halluwatch
+    calibration_path: Path | None = None  # None: the calibration shipped with halluwatch (for the judge, if any)
+    # A larger model that reads each claim beside its retrieved evidence (agents.model.judge.JUDGES); None: off.
+    judge: str | None = None
     selective_path: Path | None = None  # selective-verdict calibration; None: the shipped one
     sufficiency_path: Path | None = None  # the sufficiency rater; None: the shipped one
     # When a verdict abstains: a fixed threshold on its estimated chance of being right (0 never abstains),
@@ -125,6 +127,7 @@ _ENV_FIELDS: dict[str, tuple[str, Any]] = {
     "PREFIX_REUSE": ("model.prefix_reuse", _bool),
     "CACHE_DIR": ("model.cache_dir", _path),
     "CALIBRATION": ("calibration_path", _path),
+    "JUDGE": ("judge", str),
     "SELECTIVE_CALIBRATION": ("selective_path", _path),
     "SUFFICIENCY_RATER": ("sufficiency_path", _path),
     "ABSTAIN_THRESHOLD": ("abstain_threshold", float),

@@ -224,7 +224,8 @@ class StageRunner:
 
     async def on_evidence(self, evidence: Evidence, event: Any) -> list[Output]:
         p = self.pipeline
-        verdict = await verify(evidence, p.model, p.nli, p.prompts.verify, p.calibration, p.sufficiency, p.selective)
+        verdict = await verify(evidence, p.model, p.nli, p.prompts.verify, p.calibration, p.sufficiency, p.selective,
+                               p.judge)
         return [(self.topics.verdicts, verdict)]
 
     async def on_verdict(self, verdict: TurnVerdict, event: Any) -> list[Output]:

@@ -7,5 +7,5 @@ if [ ! -x .venv/bin/python ]; then
 fi
 . .venv/bin/activate
 python -m pip install --quiet --upgrade pip
-python -m pip install --quiet -e ".[test]"
+python -m pip install --quiet -e ".[test,judge]"
 python -m pytest -q "$@"

@@ -140,7 +140,7 @@ async def _check_turn(
     p = pipeline.prompts
     claimset = await segment(turn, context, pipeline.model, p.segment, pipeline.parser, pipeline.nli)
     evidence = assemble_evidence(claimset, passages)
-    judged, clock = await judge(evidence, pipeline.model, pipeline.nli, p.verify)
+    judged, clock = await judge(evidence, pipeline.model, pipeline.nli, p.verify, pipeline.judge)
     sufficiency, sufficiency_timing = assess_sufficiency(evidence, [j.fit for j in judged], pipeline.sufficiency)
     # No abstention here: accuracy is measured on every row, like the baselines; the selective
     # metrics are computed from the same judgements by selective_rows.
@@ -158,7 +158,7 @@ async def _check_turn(
         # The turn is one atomic claim: the same prompt, so the (deterministic) model's answer is known.
         whole_judged = judged
     else:
-        whole_judged, whole_clock = await judge(whole, pipeline.model, pipeline.nli, p.verify)
+        whole_judged, whole_clock = await judge(whole, pipeline.model, pipeline.nli, p.verify, pipeline.judge)
         run.timings["model_alone"].append(whole_clock.stop())
     result.whole.append(JudgedTurn(whole, tuple(whole_judged)))
     return verdict.label, whole_judged[0].verdict.label
@@ -215,7 +215,7 @@ async def _check_claim(pipeline: Pipeline, run: EvalRun, result: CaseResult, cas
 
 async def _check_atomic_claim(pipeline: Pipeline, run: EvalRun, result: CaseResult, case: ClaimCase) -> tuple[Label, Label]:
     evidence = assemble_evidence(whole_claim_set(case.turn), case.passages)
-    judged, clock = await judge(evidence, pipeline.model, pipeline.nli, pipeline.prompts.verify)
+    judged, clock = await judge(evidence, pipeline.model, pipeline.nli, pipeline.prompts.verify, pipeline.judge)
     verdict = decide(evidence, judged, pipeline.calibration, (), None, (clock.stop(),))
     run.timings["verify"].extend(verdict.timings)
     result.claims = 1
@@ -309,27 +309,29 @@ def load_judgements(path: Path) -> EvalRun:
     return run
 
 
-def whole_features(case: CaseResult) -> list[tuple[float, ...]]:
-    """Calibration features of the unsegmented turn(s) of a case."""
-    return [claim_features(t.evidence, t.evidence.claimset.claims[0], t.judgements[0])[2] for t in case.whole]
+def whole_features(case: CaseResult, judge: str | None = None) -> list[tuple[float, ...]]:
+    """Calibration features of the unsegmented turn(s) of a case (with ``judge``: its letters for the model's)."""
+    return [claim_features(t.evidence, t.evidence.claimset.claims[0], t.judgements[0], judge)[2] for t in case.whole]
 
 
-def fitting_rows(dataset: str, case: CaseResult) -> list[tuple[tuple[float, ...], Label]]:
+def fitting_rows(dataset: str, case: CaseResult, judge: str | None = None) -> list[tuple[tuple[float, ...], Label]]:
     """A case's rows for fitting the calibration, as the pipeline will see them when it decides.
 
     HaluEval: the claims the turn was segmented into (a bare answer becomes "Question? Answer."), whose
     features differ from the bare answer's; all of a factual turn's claims are true, and a hallucinated
     turn counts only when it made one claim (which of several is the made-up one is not known).
     The other datasets label a claim, which is judged as given: the unsegmented text.
+    With ``judge``, the rows carry that judge's letters where the model's label scores stand.
     """
     label = claim_label(dataset, case.gold)
     if dataset not in GROUNDED_QA:
-        return [(row, label) for row in whole_features(case)]
+        return [(row, label) for row in whole_features(case, judge)]
     rows = []
     for t in case.judged:
         if label is Label.FALSE and len(t.judgements) != 1:
             continue
-        rows += [(claim_features(t.evidence, claim, j)[2], label) for claim, j in zip(t.evidence.claimset.claims, t.judgements)]
+        rows += [(claim_features(t.evidence, claim, j, judge)[2], label)
+                 for claim, j in zip(t.evidence.claimset.claims, t.judgements)]
     return rows
 
 
@@ -434,19 +436,24 @@ def claim_label(dataset: str, gold: str) -> Label:
     return Label(gold)
 
 
-def fit_calibration(runs: Sequence[EvalRun], origin: str = "dev-public.jsonl") -> VerifyCalibration:
+def fit_calibration(
+    runs: Sequence[EvalRun], origin: str = "dev-public.jsonl", judge: str | None = None
+) -> VerifyCalibration:
     """Fit on the even positions' features of every run; odd positions stay held out.
 
     Runs whose evidence is the turn's own documents (HaluEval's knowledge) make the grounded fit, the
     others (AVeriTeC, the atomic claims) the fit for retrieved evidence; with both, the second carries the
-    first (see :class:`~agents.scoring.calibration.VerifyCalibration`).
+    first (see :class:`~agents.scoring.calibration.VerifyCalibration`). With ``judge``, the fit for retrieved
+    evidence reads that judge's letters in place of the model's label scores (the judge does not read a turn's
+    own documents), and says so.
     """
     parts: dict[bool, list[EvalRun]] = {}
     for run in runs:
         if run.dataset not in FITTABLE:
             raise InputError(f"a calibration is fitted on {', '.join(FITTABLE)} rows, not {run.dataset}")
         parts.setdefault(grounded_run(run), []).append(run)
-    fits = {grounded: _fit_part(part, grounded, origin) for grounded, part in parts.items()}
+    fits = {grounded: _fit_part(part, grounded, origin, None if grounded else judge)
+            for grounded, part in parts.items()}
     if len(fits) == 1:
         return next(iter(fits.values()))
     return replace(fits[False], grounded=fits[True])
@@ -457,12 +464,12 @@ def grounded_run(run: EvalRun) -> bool:
     return all(is_grounded(t.evidence.passages) for case in run.cases for t in case.judged)
 
 
-def _fit_part(runs: Sequence[EvalRun], grounded: bool, origin: str) -> VerifyCalibration:
+def _fit_part(runs: Sequence[EvalRun], grounded: bool, origin: str, judge: str | None) -> VerifyCalibration:
     rows, labels = [], []
     for run in runs:
         for case in run.cases:
             if case.position % 2 == 0 and case.predicted != FAILED:
-                for row, label in fitting_rows(run.dataset, case):
+                for row, label in fitting_rows(run.dataset, case, judge):
                     rows.append(row)
                     labels.append(label)
     described = " and ".join(
@@ -470,7 +477,9 @@ def _fit_part(runs: Sequence[EvalRun], grounded: bool, origin: str) -> VerifyCal
         for r in runs)
     kind = "turns checked against their own documents" if grounded else "claims checked against retrieved evidence"
     source = f"{kind}: fitted on the even rows of {described}"
-    return with_swap_rate(cross_validated_fit(rows, labels, source=source), rows, labels)
+    if judge:
+        source += f", with the judge {judge}'s letters"
+    return replace(with_swap_rate(cross_validated_fit(rows, labels, source=source), rows, labels), judge=judge)
 
 
 @dataclass(frozen=True)
@@ -505,9 +514,11 @@ class Report:
     systems: tuple[SystemScore, ...] = ()
 
 
-def compare_systems(run: EvalRun) -> tuple[SystemScore, ...]:
+def compare_systems(run: EvalRun, calibration: VerifyCalibration | None = None) -> tuple[SystemScore, ...]:
     """The pipeline as run, the same judgements decided by the base model alone (no fitted calibration),
-    the model alone on the unsegmented turn, and the majority class (of the even rows, on held-out rows)."""
+    the model alone on the unsegmented turn, and the majority class (of the even rows, on held-out rows).
+    When ``calibration`` reads a judge's letters, also the same judgements decided without the judge (the
+    shipped calibration), so the judge's part can be read off one report."""
     split = run.dataset in SPLIT_ROWS
     gold = [c.gold for c in run.cases]
     fitting = [c.gold for c in run.cases if c.position % 2 == 0] or gold
@@ -516,6 +527,8 @@ def compare_systems(run: EvalRun) -> tuple[SystemScore, ...]:
         "pipeline, base model (untrained)": decided_labels(run, VerifyCalibration.identity()),
         "model alone (no pipeline)": [c.model_alone for c in run.cases],
     }
+    if calibration is not None and calibration.judge is not None:
+        predicted[f"pipeline without the judge {calibration.judge}"] = decided_labels(run, VerifyCalibration.load())
     systems = []
     for name, labels in predicted.items():
         held = [(g, p) for c, g, p in zip(run.cases, gold, labels) if c.position % 2 == 1]
@@ -570,7 +583,7 @@ def build_report(run: EvalRun, selective: SelectiveFit | None = None, calibratio
         total_seconds=run.seconds,
         mean_fingract=statistics.fmean(scores) if scores else None,
         closed_book=run.dataset == "diahalu",
-        systems=compare_systems(run) if run.cases else (),
+        systems=compare_systems(run, calibration) if run.cases else (),
         predictions=[
             {
                 "id": c.case_id, "position": c.position, "gold": c.gold, "predicted": c.predicted,

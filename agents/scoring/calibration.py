@@ -67,6 +67,8 @@ FEATURE_NAMES: tuple[str, ...] = (
 )
 LABELS: tuple[Label, ...] = tuple(Label)
 DEFAULT_PATH = Path(__file__).parent / "verify_calibration.json"
+# The calibration shipped for each judge (agents.model.judge.JUDGES): fitted on its letters.
+JUDGE_PATHS = {"qwen-1.5b": Path(__file__).parent / "verify_calibration_qwen-1.5b.json"}
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,9 @@ class VerifyCalibration:
     swap_rows: int = 0
     # The fit for turns checked against their own documents; None: this one serves every turn.
     grounded: VerifyCalibration | None = None
+    # The judge (agents.model.judge) whose letters this fit reads in place of the model's label scores;
+    # None: the model's own. A calibration fitted on a judge's letters decides only verdicts the judge read.
+    judge: str | None = None
 
     def for_evidence(self, grounded: bool) -> VerifyCalibration:
         """The fit that decides a claim: the grounded one for a turn checked against its own documents."""
@@ -134,6 +139,7 @@ class VerifyCalibration:
             swap_false_rate=float(data["swap_false_rate"]) if data.get("swap_false_rate") is not None else None,
             swap_rows=int(data.get("swap_rows", 0)),
             grounded=cls.from_dict(data["grounded"], f"{where} (grounded)") if data.get("grounded") else None,
+            judge=str(data["judge"]) if data.get("judge") else None,
             **bounds,
         )
 
@@ -141,7 +147,7 @@ class VerifyCalibration:
         return {"features": FEATURE_NAMES, "labels": [l.value for l in LABELS], "weights": self.weights,
                 "bias": self.bias, "source": self.source, "lower": self.lower, "upper": self.upper,
                 "swap_false_rate": self.swap_false_rate, "swap_rows": self.swap_rows,
-                "grounded": self.grounded.to_dict() if self.grounded is not None else None}
+                "grounded": self.grounded.to_dict() if self.grounded is not None else None, "judge": self.judge}
 
     def save(self, path: Path) -> None:
         Path(path).write_bytes(orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")

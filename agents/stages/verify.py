@@ -19,8 +19,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agents.errors import InputError
 from agents.evidence.passages import closest_sentence, is_grounded, render_evidence
 from agents.model.backend import Prompt, TokenScore
+from agents.model.judge import JudgeRunner
 from agents.model.nli import NliRunner, PairScores
 from agents.model.prompting import PromptTemplate, numbered
 from agents.model.runner import Generation, ModelRunner
@@ -186,9 +188,12 @@ async def judge(
     model: ModelRunner,
     nli: NliRunner,
     prompts: VerifyPrompts,
+    judge_runner: JudgeRunner | None = None,
 ) -> tuple[list[Judgement], StageClock]:
     """The model's raw verdict, label scores and evidence fit per claim, in claim order; the fit includes the
-    cross-encoder's reading of each claim with the evidence."""
+    cross-encoder's reading of each claim with the evidence and, with a judge, the judge's letters for a claim
+    checked against retrieved evidence (a turn's own documents are left to the model's fit, where the judge
+    added nothing: docs/research/qwen-profile/README.md)."""
     clock = StageClock("verify")
     claims = evidence.claimset.claims
     if not claims:
@@ -202,9 +207,15 @@ async def judge(
     reading = time.perf_counter()
     pairs = await read_pairs(evidence, nli)
     clock.encoder_seconds = time.perf_counter() - reading
+    fits = [with_pairs(evidence_fit(t), pair) for t, pair in zip(generation.token_scores, pairs)]
+    if judge_runner is not None and not is_grounded(evidence.passages):
+        asking = time.perf_counter()
+        letters = await read_judge(evidence, judge_runner)
+        clock.model_seconds += time.perf_counter() - asking
+        fits = [dataclasses.replace(fit, judge=judged) for fit, judged in zip(fits, letters)]
     return [
-        Judgement(verdict=v, scores=s, prior=prior, first_prior=priors[0], fit=with_pairs(evidence_fit(t), pair))
-        for v, s, t, prior, pair in zip(generation.output.verdicts, scores, generation.token_scores, priors, pairs)
+        Judgement(verdict=v, scores=s, prior=prior, first_prior=priors[0], fit=fit)
+        for v, s, fit, prior in zip(generation.output.verdicts, scores, fits, priors)
     ], clock
 
 
@@ -213,15 +224,31 @@ async def read_pairs(evidence: Evidence, nli: NliRunner) -> list[PairScores]:
     return await nli.score([claim_as_read(c) for c in evidence.claimset.claims], [p.text for p in evidence.passages])
 
 
+async def read_judge(evidence: Evidence, judge_runner: JudgeRunner) -> list[LabelScores]:
+    """The judge's letters for each claim (as the model reads it) beside the evidence, in claim order."""
+    return await judge_runner.scores([claim_as_read(c) for c in evidence.claimset.claims],
+                                     [p.text for p in evidence.passages])
+
+
 def with_pairs(fit: EvidenceFit, pair: PairScores) -> EvidenceFit:
     return dataclasses.replace(fit, nli_forward=pair.forward, nli_backward=pair.backward)
 
 
-def claim_features(evidence: Evidence, claim: Claim, judgement: Judgement) -> tuple[Signals, LabelScores, tuple[float, ...]]:
-    """What the calibration reads for one claim: its signals, the model's debiased scores, and the feature row."""
+def claim_features(
+    evidence: Evidence, claim: Claim, judgement: Judgement, judge: str | None = None
+) -> tuple[Signals, LabelScores, tuple[float, ...]]:
+    """What the calibration reads for one claim: its signals, the model's debiased scores, and the feature row.
+
+    With ``judge`` (the calibration was fitted on that judge's letters), the row carries the judge's letters
+    where the model's label scores stand; a judgement the judge did not read cannot be decided by that fit."""
     signals = claim_signals(claim_as_read(claim), evidence.passages, evidence.claimset.context)
     adjusted = judgement.debiased()
-    return signals, adjusted, features(adjusted, signals, judgement.fit)
+    if judge is None:
+        return signals, adjusted, features(adjusted, signals, judgement.fit)
+    if judgement.fit.judge is None:
+        raise InputError(f"the calibration reads the judge {judge}'s letters, but this claim was judged without it:"
+                         " set HALLUWATCH_JUDGE (--judge) to it, or give a calibration fitted without a judge")
+    return signals, adjusted, features(judgement.fit.judge, signals, judgement.fit)
 
 
 def decide(
@@ -243,7 +270,7 @@ def decide(
     checks = {s.claim_id: s for s in sufficiency}
     for claim, judgement in zip(evidence.claimset.claims, judged):
         raw, model_scores = judgement.verdict, judgement.scores
-        signals, adjusted, row = claim_features(evidence, claim, judgement)
+        signals, adjusted, row = claim_features(evidence, claim, judgement, calibration.judge)
         scores = calibration.combine(row)
         cited_index = signals.best_passage
         if signals.swap is not None:
@@ -342,10 +369,11 @@ async def verify(
     calibration: VerifyCalibration,
     rater: SufficiencyRater,
     selective: SelectiveModel | None = None,
+    judge_runner: JudgeRunner | None = None,
 ) -> TurnVerdict:
     """The model's judgement, the sufficiency of the evidence (read off the judgement's signals), then the
     calibrated and selective decision."""
-    judged, clock = await judge(evidence, model, nli, prompts)
+    judged, clock = await judge(evidence, model, nli, prompts, judge_runner)
     verify_timing = clock.stop()
     sufficiency, sufficiency_timing = assess_sufficiency(evidence, [j.fit for j in judged], rater)
     return decide(evidence, judged, calibration, sufficiency, selective, (sufficiency_timing, verify_timing))

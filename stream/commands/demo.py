@@ -42,7 +42,8 @@ EVIDENCE = EXAMPLES / "demo_evidence.jsonl"
 # CLI flags the worker process must see too.
 FORWARDED = (("model.model_path", "--model-path"), ("model.n_ctx", "--n-ctx"), ("model.n_threads", "--threads"),
              ("model.n_gpu_layers", "--gpu-layers"), ("calibration_path", "--calibration"), ("max_rounds", "--max-rounds"),
-             ("selective_path", "--selective-calibration"), ("abstain_threshold", "--abstain-threshold"))
+             ("selective_path", "--selective-calibration"), ("abstain_threshold", "--abstain-threshold"),
+             ("judge", "--judge"))
 
 
 def print_record(record: object) -> None:

@@ -213,7 +213,7 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         raise InputError(f"{args.file} has no rows to evaluate")
     calibration = pipeline.calibration
     if args.fit_calibration:
-        calibration = fit_calibration([run, *also], origin=args.file.name)
+        calibration = fit_calibration([run, *also], origin=args.file.name, judge=settings.judge)
         calibration.save(args.fit_calibration)
         redecide(run, calibration)
         print(f"wrote calibration to {args.fit_calibration}")

@@ -107,7 +107,7 @@ def format_sufficiency(runs: list[EvalRun], rater: SufficiencyRater) -> str:
 
 async def run_train_verifier(args: argparse.Namespace, settings: Settings) -> int:
     runs = await judged_runs(args, settings)
-    fitted = fit_calibration(runs)
+    fitted = fit_calibration(runs, judge=settings.judge)
     fitted.save(args.out)
     rows = [row for run in runs for row in sufficiency_rows(run)]
     rater = fit_rater(rows, f"fitted on the even rows of {', '.join(run.dataset for run in runs)}: {len(rows)} claims,"

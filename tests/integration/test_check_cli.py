@@ -52,3 +52,22 @@ def test_check_judges_a_grounded_answer_against_its_documents(tmp_path: Path) ->
         assert [p["retriever"] for p in out["verdict"]["evidence"]["passages"]] == ["grounding"]
         verdicts[answer] = out["verdict"]["label"]
     assert verdicts == {"Niagara County.": "true", "Erie County.": "false"}
+
+
+def test_check_with_the_judge_reads_its_letters_and_decides_with_its_calibration(tmp_path: Path) -> None:
+    """--judge qwen-1.5b: the larger judge reads each claim beside the retrieved evidence; its calibration decides."""
+    evidence = tmp_path / "evidence.jsonl"
+    evidence.write_text(json.dumps({
+        "text": "Penicillin was discovered by Alexander Fleming in 1928 at St Mary's Hospital in London.",
+        "url": "https://www.example.org/penicillin", "title": "Penicillin", "published_at": "2020-03-01",
+    }) + "\n")
+    labels = {}
+    for claim in ("Penicillin was discovered by Alexander Fleming in 1928.", "Penicillin was discovered in 1950."):
+        result = subprocess.run([sys.executable, "-m", "stream.cli", "check", claim, "--evidence", str(evidence),
+                                 "--judge", "qwen-1.5b", "--json"], capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, result.stderr
+        (verdict,) = json.loads(result.stdout)["verdict"]["claim_verdicts"]
+        assert set(verdict["fit"]["judge"]) == {"true", "false", "unverifiable"}
+        labels[claim] = verdict["label"]
+    assert labels == {"Penicillin was discovered by Alexander Fleming in 1928.": "true",
+                      "Penicillin was discovered in 1950.": "false"}

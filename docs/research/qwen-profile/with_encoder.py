@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.evaluation.harness import load_judgements, whole_features
+from agents.evaluation.metrics import classification_metrics
 from agents.scoring.calibration import cross_validated_fit
 from schemas import Label
 
@@ -43,13 +44,7 @@ VARIANTS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 
 
 def macro_f1(gold: list[str], pred: list[str]) -> float:
-    scores = []
-    for label in LABELS:
-        tp = sum(g == label and p == label for g, p in zip(gold, pred))
-        fp = sum(g != label and p == label for g, p in zip(gold, pred))
-        fn = sum(g == label and p != label for g, p in zip(gold, pred))
-        scores.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
-    return sum(scores) / len(scores)
+    return classification_metrics(gold, pred, LABELS).macro_f1
 
 
 def rows_of(judgements: str, cache: str) -> list[Row] | None:

@@ -70,3 +70,15 @@ def test_benchmark_files_parse() -> None:
     assert len(claims) == 200 and len(dialogues) == 88
     assert all(c.passages for c in claims[:20])
     assert sum(d.hallucination for d in dialogues) == 44
+
+
+def test_a_calibration_fitted_on_a_judges_letters_needs_that_judge(tmp_path) -> None:
+    from dataclasses import replace
+
+    from agents.scoring.calibration import VerifyCalibration
+
+    replace(VerifyCalibration.identity(), judge="qwen-1.5b").save(tmp_path / "judged.json")
+    with pytest.raises(InputError, match=r"set HALLUWATCH_JUDGE \(--judge\) to qwen-1.5b"):
+        build_pipeline(Settings(calibration_path=tmp_path / "judged.json"))
+    with pytest.raises(InputError, match="unknown judge 'gpt'"):
+        build_pipeline(Settings.from_env({"HALLUWATCH_JUDGE": "gpt"}))

@@ -1,11 +1,21 @@
 from __future__ import annotations
 
-from agents.evaluation.harness import FAILED, evaluate_diahalu
+from agents.evaluation.harness import (
+    FAILED,
+    CaseResult,
+    EvalRun,
+    JudgedTurn,
+    decided_labels,
+    evaluate_diahalu,
+    fit_calibration,
+)
+from agents.evidence.passages import assemble_evidence
 from agents.parsing import shared_parser
 from agents.scoring.calibration import VerifyCalibration
 from agents.stages.pipeline import Pipeline, Prompts
-from schemas import LabelScores
-from tests.support.records import dialogue, reply_as_claim
+from agents.stages.verify import UNIFORM, Judgement, ModelVerdict
+from schemas import EvidenceFit, Label, LabelScores
+from tests.support.records import claimset, dialogue, passage, reply_as_claim
 
 
 async def test_a_dialogue_is_flagged_when_any_turn_is_false_and_a_model_failure_fails_only_its_row(scripted) -> None:
@@ -29,3 +39,21 @@ async def test_a_dialogue_is_flagged_when_any_turn_is_false_and_a_model_failure_
         ("made-up", 0, "hallucination", "hallucination"), ("fine", 1, "factual", "factual"),
         ("broken", 2, "factual", FAILED)]
     assert len(run.errors) == 1 and run.errors[0].startswith("broken:")
+
+
+def test_a_fit_with_a_judge_learns_from_its_letters_for_retrieved_evidence_only() -> None:
+    # The model's scores say nothing (even everywhere); the judge's letters give the label away.
+    letters = {Label.TRUE: LabelScores(0.8, 0.1, 0.1), Label.FALSE: LabelScores(0.1, 0.8, 0.1),
+               Label.UNVERIFIABLE: LabelScores(0.1, 0.1, 0.8)}
+    run = EvalRun(dataset="averitec", labels=tuple(label.value for label in Label))
+    for n in range(60):
+        gold = list(Label)[n % 3]
+        evidence = assemble_evidence(claimset(f"Claim number {n}."), [passage(f"Passage number {n}.")])
+        fit = EvidenceFit(mean_logprob=-1.0, min_logprob=-1.0, contradiction=0.0, weakest="", judge=letters[gold])
+        turn = JudgedTurn(evidence, (Judgement(ModelVerdict(Label.TRUE, "ok"), UNIFORM, fit),))
+        run.cases.append(CaseResult(case_id=str(n), position=n, gold=gold.value, predicted="true", judged=[turn],
+                                    whole=[turn]))
+    judged = fit_calibration([run], judge="qwen-1.5b")
+    assert judged.judge == "qwen-1.5b" and "with the judge qwen-1.5b's letters" in judged.source
+    assert decided_labels(run, judged) == [c.gold for c in run.cases]
+    assert fit_calibration([run]).judge is None

@@ -75,6 +75,16 @@ def test_a_grounded_fit_is_saved_with_its_calibration_and_picked_for_grounded_ev
     assert retrieved.for_evidence(grounded=True) is retrieved, "without a grounded fit, one fit serves all"
 
 
+def test_a_fit_on_a_judges_letters_says_so_in_its_file_and_its_grounded_fit_does_not(tmp_path) -> None:
+    rows, labels = synthetic(60)
+    both = replace(fit(rows, labels, steps=50, source="retrieved"), judge="qwen-1.5b",
+                   grounded=fit(rows, labels, steps=80, source="grounded"))
+    both.save(tmp_path / "cal.json")
+    loaded = VerifyCalibration.load(tmp_path / "cal.json")
+    assert loaded == both and loaded.judge == "qwen-1.5b"
+    assert loaded.for_evidence(grounded=True).judge is None
+
+
 def test_the_shipped_calibration_has_a_fit_for_each_kind_of_evidence() -> None:
     shipped = VerifyCalibration.load(DEFAULT_PATH)
     assert shipped.grounded is not None and "halueval" in shipped.grounded.source

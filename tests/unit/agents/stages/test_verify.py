@@ -3,8 +3,10 @@ from dataclasses import replace
 
 import pytest
 
+from agents.errors import InputError
 from agents.evidence.passages import GROUNDING, assemble_evidence, closest_sentence
 from agents.model.backend import TokenScore
+from agents.model.judge import JudgeRunner
 from agents.model.nli import NliRunner
 from agents.scoring.calibration import FEATURE_NAMES, VerifyCalibration
 from agents.scoring.selective import SelectiveModel
@@ -18,8 +20,10 @@ from agents.stages.verify import (
     aggregate,
     decide,
     evidence_fit,
+    judge,
     verify,
 )
+from agents.testing.scripted_letters import ScriptedLetters
 from schemas import ClaimSufficiency, EvidenceFit, Label, LabelScores, Sufficiency
 
 NEUTRAL = EvidenceFit(mean_logprob=-1.0, min_logprob=-1.0, contradiction=0.0, weakest="")
@@ -264,3 +268,34 @@ def test_position_bias_is_divided_out() -> None:
     assert leaning_true.debiased().best() is Label.TRUE
     # Without priors (a first claim, or an old record) the scores pass through.
     assert Judgement(ModelVerdict(Label.TRUE, "x"), first, NEUTRAL).debiased() == first
+
+
+async def test_a_judge_reads_claims_beside_retrieved_evidence_and_not_a_turns_own_documents(scripted, silent_nli) -> None:
+    runner, _ = scripted({"verify": '{"verdicts":[{"label":"true","why":"ok"},{"label":"true","why":"ok"}]}'})
+    reader = ScriptedLetters(lambda p: (0.1, 0.8, 0.1) if "1925" in p.split("Claim:")[1] else (0.7, 0.2, 0.1))
+    larger = JudgeRunner(reader)
+    claims = claimset("X opened in 1925.", "X is in Paris.")
+    try:
+        judged, _ = await judge(assemble_evidence(claims, [passage("X opened in 1889 in Paris.")]), runner, silent_nli,
+                                VerifyPrompts.load(), larger)
+        grounded, _ = await judge(assemble_evidence(claims, [replace(passage("X opened in 1889."), retriever=GROUNDING)]),
+                                  runner, silent_nli, VerifyPrompts.load(), larger)
+    finally:
+        larger.close()
+    assert [j.fit.judge.best() for j in judged] == [Label.FALSE, Label.TRUE]
+    assert len(reader.prompts) == 2, "one reading per claim checked against retrieved evidence"
+    assert [j.fit.judge for j in grounded] == [None, None]
+
+
+def test_a_fit_on_a_judges_letters_decides_by_them_and_refuses_a_claim_the_judge_did_not_read() -> None:
+    # The identity weights read the first three features: the model's label scores, or the judge's letters.
+    calibration = replace(VerifyCalibration.identity(), judge="qwen-1.5b")
+    evidence = assemble_evidence(claimset("X opened in 1925."), [passage("X opened in 1889.")])
+    says_true = LabelScores(0.8, 0.1, 0.1)
+    read = replace(NEUTRAL, judge=LabelScores(0.1, 0.8, 0.1))
+    verdict = decide(evidence, [Judgement(ModelVerdict(Label.TRUE, "ok"), says_true, read)], calibration)
+    assert verdict.label is Label.FALSE and verdict.claim_verdicts[0].model_scores == says_true
+    assert decide(evidence, [Judgement(ModelVerdict(Label.TRUE, "ok"), says_true, read)],
+                  VerifyCalibration.identity()).label is Label.TRUE, "a fit without a judge ignores its letters"
+    with pytest.raises(InputError, match="HALLUWATCH_JUDGE"):
+        decide(evidence, [Judgement(ModelVerdict(Label.TRUE, "ok"), says_true, NEUTRAL)], calibration)

