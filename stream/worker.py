@@ -116,6 +116,8 @@ def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None,
         # Load at start-up so a bad model path stops the worker at once, not at the first turn.
         await pipeline.model.load()
         await pipeline.nli.load()
+        if pipeline.judge is not None:
+            await pipeline.judge.load()
         # Each prompt family's fixed instructions are read once now, so no turn waits for them.
         warmed = await pipeline.warm_up()
         log.info("model ready: %d prompt tokens of fixed instructions evaluated and kept", warmed)
@@ -135,6 +137,8 @@ def build_worker(settings: Settings, broker_url: str, pipeline: Pipeline | None,
         # Browsers are separate processes: quit them, or they outlive the worker.
         retrieval.close()
         pipeline.nli.close()
+        if pipeline.judge is not None:
+            pipeline.judge.close()
         await offsets.close()
         if retrieval.cache is not None:
             cache = retrieval.cache

@@ -42,6 +42,10 @@ LETTERS = ("A", "B", "C")  # supported, refuted, not decided: true, false, unver
 class LetterReader(Protocol):
     """Reads a prompt and gives the log-probability of each letter as the next token (blocking)."""
 
+    def load(self) -> None:
+        """Load the model now rather than at the first prompt."""
+        ...
+
     def letters(self, prompt: str) -> tuple[float, float, float]: ...
 
 
@@ -69,6 +73,10 @@ class JudgeRunner:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="halluwatch-judge")
         self.name = name
 
+    async def load(self) -> None:
+        """Load the model now (a worker's start-up), so the first claim does not wait for it."""
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._reader.load)
+
     async def scores(self, claims: Sequence[str], passages: Sequence[str]) -> list[LabelScores]:
         """Each claim's label scores from the judge's letters, in claim order."""
         prompts = [judge_prompt(self._template, claim, passages) for claim in claims]
@@ -76,7 +84,7 @@ class JudgeRunner:
         return await loop.run_in_executor(self._executor, lambda: [letter_scores(self._reader.letters(p)) for p in prompts])
 
     def close(self) -> None:
-        self._executor.shutdown(wait=True)
+        self._executor.shutdown(wait=False)  # as the cross-encoder: a worker stopping does not wait
 
 
 def judge_runner(name: str, cache_dir: Path, threads: int) -> JudgeRunner:
@@ -95,6 +103,10 @@ class LlamaLetters:
         self._llm: Any = None
         self._ids: list[set[int]] = []
         self._lock = threading.Lock()
+
+    def load(self) -> None:
+        with self._lock:
+            self._model()
 
     def _model(self) -> Any:
         if self._llm is None:

@@ -17,6 +17,9 @@ class ScriptedLetters:
     prompts: list[str] = field(default_factory=list)
     threads: list[str] = field(default_factory=list)
 
+    def load(self) -> None:
+        pass  # nothing to load
+
     def letters(self, prompt: str) -> tuple[float, float, float]:
         self.prompts.append(prompt)
         self.threads.append(threading.current_thread().name)

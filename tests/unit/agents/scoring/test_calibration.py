@@ -4,7 +4,15 @@ import numpy as np
 import pytest
 
 from agents.errors import InputError
-from agents.scoring.calibration import DEFAULT_PATH, FEATURE_NAMES, VerifyCalibration, cross_validated_fit, fit
+from agents.model.judge import JUDGES
+from agents.scoring.calibration import (
+    DEFAULT_PATH,
+    FEATURE_NAMES,
+    JUDGE_PATHS,
+    VerifyCalibration,
+    cross_validated_fit,
+    fit,
+)
 from schemas import Label
 
 
@@ -83,6 +91,11 @@ def test_a_fit_on_a_judges_letters_says_so_in_its_file_and_its_grounded_fit_does
     loaded = VerifyCalibration.load(tmp_path / "cal.json")
     assert loaded == both and loaded.judge == "qwen-1.5b"
     assert loaded.for_evidence(grounded=True).judge is None
+
+
+def test_every_judge_ships_a_calibration_fitted_on_its_own_letters() -> None:
+    assert set(JUDGE_PATHS) == set(JUDGES)
+    assert all(VerifyCalibration.load(path).judge == name for name, path in JUDGE_PATHS.items())
 
 
 def test_the_shipped_calibration_has_a_fit_for_each_kind_of_evidence() -> None:
