@@ -4,9 +4,13 @@ Each variant gets its L2 by 5-fold cross-validation on the AVeriTeC even rows (c
 accuracy + macro-F1), is refitted on all even rows, and is scored once on the odd rows. From the saved
 judgements, no model: run from the repository root,
 
-    python docs/research/averitec-fit/class_balance.py
+    python docs/research/averitec-fit/class_balance.py [qwen-1.5b]
+
+With a judge's name, its letters stand where the model's label scores do (session 29; the saved judgements
+carry them, see ../qwen-profile/add_judge_scores.py).
 """
 
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -20,6 +24,7 @@ from schemas import Label
 AVERITEC = load_judgements(Path("docs/results/averitec-judgements.json"))
 ATOMIC = load_judgements(Path("docs/results/atomic-judgements.json"))
 L2_GRID = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+JUDGE = sys.argv[1] if len(sys.argv) > 1 else None
 
 
 def weighted_fit(rows: list, labels: list[Label], weights: list[float], balanced: bool, l2: float) -> VerifyCalibration:
@@ -45,12 +50,13 @@ def weighted_fit(rows: list, labels: list[Label], weights: list[float], balanced
         b -= 0.3 * g.mean(0)
     raw_w = w / scale
     calibration = VerifyCalibration(weights=tuple(map(tuple, raw_w.tolist())), bias=tuple((b - raw_w @ mean).tolist()),
-                                    source="experiment", lower=tuple(x.min(0).tolist()), upper=tuple(x.max(0).tolist()))
+                                    source="experiment", judge=JUDGE, lower=tuple(x.min(0).tolist()),
+                                    upper=tuple(x.max(0).tolist()))
     return with_swap_rate(calibration, rows, labels)
 
 
 def rows_of(dataset: str, cases: list[CaseResult]) -> list:
-    return [row for case in cases for row in fitting_rows(dataset, case)]
+    return [row for case in cases for row in fitting_rows(dataset, case, JUDGE)]
 
 
 ATOMIC_ROWS = rows_of("atomic", [c for c in ATOMIC.cases if c.position % 2 == 0 and c.predicted != FAILED])
