@@ -32,6 +32,7 @@ _OBJECT = frozenset({"dobj", "pobj", "iobj"})
 _PERSON_PRONOUNS = frozenset({"he", "she", "him", "his", "her"})
 PLURAL_PRONOUNS = frozenset({"they", "them", "their"})
 _REFERRING_PRONOUNS = _PERSON_PRONOUNS | PLURAL_PRONOUNS | {"it", "its"}
+_DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
 # A noun inside a longer mention ("mounting block", "knights and squires"), one that describes the subject
 # rather than naming something new ("Yad Vashem is a museum"), or a fragment's head ("No problem.").
 _NOT_A_MENTION = frozenset({"compound", "conj", "attr", "ROOT"})
@@ -84,6 +85,7 @@ class SentenceParser:
         self.dummy_subject = lru_cache(maxsize=1024)(self._dummy_subject)
         self.may_name_person = lru_cache(maxsize=4096)(self._may_name_person)
         self.presupposed = lru_cache(maxsize=1024)(self._presupposed)
+        self.demonstrative_phrase = lru_cache(maxsize=1024)(self._demonstrative_phrase)
 
     @classmethod
     def load(cls) -> SentenceParser:
@@ -101,10 +103,16 @@ class SentenceParser:
         """Mentions of a sentence, subjects first."""
         doc = self._parse(sentence)
         found: list[Mention] = []
+        activities: list[Mention] = []  # gerund clauses after a preposition: the last resort of the sentence
         for token in doc:
-            if token.dep_ in ("csubj", "csubjpass") and token.tag_ == "VBG":
+            if token.tag_ == "VBG" and token.dep_ in ("csubj", "csubjpass", "pcomp"):
+                # An activity: "[Mounting a horse in armour] was hard", "the effects of [working longer hours]".
+                # After a preposition it comes after every noun of its sentence, so "thinking of visiting Paris.
+                # It is ..." still means Paris; it is what "it" means when no noun fits.
                 text = _span_text(token)
-                if text:
+                if text and token.dep_ == "pcomp":
+                    activities.append(Mention(text=text, plural=False, subject=False, clause=True))
+                elif text:
                     found.append(Mention(text=text, plural=False, subject=True, clause=True))
                 continue
             if token.lower_ in _REFERRING_PRONOUNS and token.dep_ in _SUBJECT | _OBJECT | {"poss"}:
@@ -132,7 +140,20 @@ class SentenceParser:
                 found.append(Mention(text=text, plural=plural, subject=token.dep_ in _SUBJECT,
                                      person=token.ent_type_ == "PERSON"))
         # Subjects first, then the rest in the order they appear (Python's sort is stable).
-        return tuple(sorted(found, key=lambda m: not m.subject))
+        return (*sorted(found, key=lambda m: not m.subject), *activities)
+
+    def _demonstrative_phrase(self, sentence: str) -> tuple[str, str, bool] | None:
+        """The noun phrase a sentence opens with when its first word is a demonstrative determiner: its words up
+        to the noun, the noun, and whether it is plural ("These colors have ..." -> ("These colors", "colors",
+        True)); None when the sentence opens otherwise, or with a demonstrative that stands alone ("That was
+        ...")."""
+        doc = self._parse(sentence)
+        if len(doc) < 2 or doc[0].lower_ not in _DEMONSTRATIVES or doc[0].dep_ != "det":
+            return None
+        noun = doc[0].head
+        if noun.tag_ not in _PLURAL_TAGS | _SINGULAR_TAGS or any(t.is_punct for t in doc[1:noun.i]):
+            return None
+        return doc[: noun.i + 1].text, noun.lower_, noun.tag_ in _PLURAL_TAGS
 
     def _may_name_person(self, sentence: str) -> bool:
         """The sentence has a proper noun that may be someone's name: one the recogniser calls a person, or

@@ -13,7 +13,8 @@ dialogue, so it must carry its own subject and never borrow the user's words:
   number, subjects first, so "They used a mounting block" after "How did
   knights mount ...?" becomes "Knights used a mounting block"; an "it" that
   stands for nothing ("It is known that ...") and "this" or "that" pointing at a
-  whole event are left as they are;
+  whole event are left as they are; a demonstrative with its noun ("These colors
+  ...") takes an earlier mention that names that noun in full ("team colors");
 * a question is never a claim, and neither is a sentence made of the user's
   words rather than the reply's;
 * near-duplicates (the same content words, give or take a few) are dropped,
@@ -30,9 +31,13 @@ from agents.text import PRONOUN_START, content_words, coverage, sentences
 from schemas import ContextLine, Role
 
 _POSSESSIVE = frozenset({"his", "her", "its", "their"})
+# First words of a mention that point elsewhere themselves ("that speakeasy", "their horses") or name no thing in
+# particular ("any particular episodes", "some teams").
+_NOT_NAMING = frozenset("this that these those my your his her its our their any some no every each all many few "
+                        "several most such other another".split())
 _THING_PRONOUNS = frozenset({"it", "its", "they", "their", "them"})
 PERSON_PRONOUNS = frozenset({"he", "she", "his", "her", "him"})
-# The two sets above and the demonstratives ("this", "that", "these", "those"; never resolved) cover every
+# The two sets above and the demonstratives ("this", "that", "these", "those"; resolved only with a noun) cover every
 # pronoun PRONOUN_START finds.
 # A verb contracted onto the pronoun ("it's", "they're"); "'s" before "been" or "got" is "has".
 _CONTRACTION = re.compile(r"^['’](s|re|ll|ve|d)\b(?=(\s+(?:been|got)\b)?)", re.IGNORECASE)
@@ -68,14 +73,17 @@ def referent(
 ) -> Mention | None:
     """What a leading pronoun most likely stands for, among the mentions that ``fits`` in the last ``window``
     earlier sentences (all when None): a pronoun that opens a sentence usually continues an earlier
-    subject, so a subject counts as one sentence nearer than it is; the nearest wins, a subject on a tie."""
+    subject, so a subject counts as one sentence nearer than it is; the nearest wins; on a tie, a mention
+    that names its thing wins over a pronoun (which only says that something earlier was meant), then a
+    subject."""
     recent = [s for text in earlier for s in sentences(text)]
-    ranked: list[tuple[int, int, Mention]] = []
+    ranked: list[tuple[int, bool, int, Mention]] = []
     for distance, sentence in enumerate(reversed(recent[-window:] if window else recent)):
         for mention in parser.mentions(sentence):
             if fits(mention):
-                ranked.append((distance + (0 if mention.subject else 1), 0 if mention.subject else 1, mention))
-    return min(ranked, key=lambda r: r[:2])[2] if ranked else None  # min keeps the nearer of equals
+                ranked.append((distance + (0 if mention.subject else 1), mention.pronoun, 0 if mention.subject else 1,
+                               mention))
+    return min(ranked, key=lambda r: r[:3])[3] if ranked else None  # min keeps the nearer of equals
 
 
 def person_referent(earlier: Sequence[str], parser: SentenceParser, known: Sequence[str] = ()) -> str | None:
@@ -145,7 +153,9 @@ def resolve_pronoun(claim: str, earlier: Sequence[str], parser: SentenceParser, 
     elif kind in PERSON_PRONOUNS:
         found = person_referent(earlier, parser, known)
     else:
-        return claim  # "this", "that" ...: "That was ..." points at an event or a whole sentence, not at a name
+        # "this", "that" ...: "That was ..." points at an event or a whole sentence, not at a name; "These colors"
+        # names its thing by its noun, which an earlier mention may name in full.
+        return resolve_demonstrative(claim, earlier, parser)
     if found is None or found.lower() in claim.lower():
         return claim
     name = as_subject(found)
@@ -157,6 +167,30 @@ def resolve_pronoun(claim: str, earlier: Sequence[str], parser: SentenceParser, 
         verb = "has" if contraction.group(2) else _CONTRACTED[contraction.group(1).lower()]
         rest = f" {verb}{rest[len(contraction.group(1)) + 1:]}"
     return name + rest
+
+
+def resolve_demonstrative(claim: str, earlier: Sequence[str], parser: SentenceParser) -> str:
+    """A claim opening with a demonstrative and its noun ("These colors have ...") with the phrase replaced by
+    the nearest earlier mention with the same noun and number that says more ("team colors" -> "The team colors
+    have ..."); unchanged when there is none. A mention that points elsewhere itself or names no thing in
+    particular (:data:`_NOT_NAMING`) would resolve nothing, and neither would one that is only an article and
+    the noun ("the episodes" for "those episodes")."""
+    phrase = parser.demonstrative_phrase(claim.strip())
+    if phrase is None:
+        return claim
+    words, noun, plural = phrase
+
+    def fits(m: Mention) -> bool:
+        named = m.text.lower().split()
+        said = [w for w in named if w not in ("a", "an", "the")]
+        return not m.pronoun and m.plural == plural and noun in said and len(said) > 1 and named[0] not in _NOT_NAMING
+
+    found = referent(earlier, parser, fits, REFERENT_SENTENCES)
+    if found is None:
+        return claim
+    first = found.text.split()[0]
+    name = found.text if first[0].isupper() or first.lower() in ("a", "an", "the") else f"the {found.text}"
+    return as_subject(name) + claim.strip()[len(words):]
 
 
 def is_bare_answer(text: str, question: str) -> bool:

@@ -92,3 +92,20 @@ def test_a_missing_parser_package_names_the_fix(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(parsing, "PACKAGE", "no_such_parser_package")
     with pytest.raises(ModelFileError, match="pip install"):
         SentenceParser.load()
+
+
+def test_an_activity_after_a_preposition_is_a_mention_after_every_noun(parser: SentenceParser) -> None:
+    mentions = parser.mentions("Are there any risks of lifting heavy boxes?")
+    assert [(m.text, m.clause) for m in mentions] == [("heavy boxes", False), ("lifting heavy boxes", True)]
+    assert not mentions[-1].plural and not mentions[-1].subject
+
+
+@pytest.mark.parametrize(("sentence", "phrase"), [
+    ("These colors have gained fans.", ("These colors", "colors", True)),
+    ("This big old bridge is closed.", ("This big old bridge", "bridge", False)),
+    ("That was a hard winter.", None),  # a demonstrative standing alone
+    ("Those are mine.", None),
+    ("The bridge is closed.", None),
+])
+def test_the_phrase_a_demonstrative_opens(parser: SentenceParser, sentence: str, phrase: tuple | None) -> None:
+    assert parser.demonstrative_phrase(sentence) == phrase

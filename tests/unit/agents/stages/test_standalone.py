@@ -75,6 +75,22 @@ def test_the_question_leaves_out_what_the_user_said_before_it() -> None:
     ("It sold millions of copies.", ["Ernest Hemingway wrote a novel about the sea."],
      "The novel about the sea sold millions of copies."),
     ("They won the cup.", ["The team played well."], "They won the cup."),
+    # An activity after a preposition is what "it" means when no noun of its sentence fits, never before one.
+    ("It can cause back pain.", ["Are there any risks of lifting heavy boxes?"],
+     "Lifting heavy boxes can cause back pain."),
+    ("It is beautiful in spring.", ["I am thinking of visiting Kyoto."], "Kyoto is beautiful in spring."),
+    # A mention that names its thing beats a pronoun as near (which only says something earlier was meant).
+    ("It can lead to falls.", ["Is it worth the effort?", "Are there any dangers in climbing tall trees?"],
+     "Climbing tall trees can lead to falls."),
+    # A demonstrative and its noun: the nearest earlier mention of that noun, in the same number, that says more.
+    ("These stamps are worth a fortune.", ["My grandfather collected rare postage stamps."],
+     "The rare postage stamps are worth a fortune."),
+    ("This house is old.", ["They bought a wooden house by the lake."], "The wooden house is old."),
+    ("This house is old.", ["They bought two wooden houses."], "This house is old."),
+    # ... never one that points elsewhere itself, names nothing in particular, or says no more than the noun.
+    ("This bridge is old.", ["They crossed that bridge."], "This bridge is old."),
+    ("Those episodes were funny.", ["Did you watch any particular episodes?"], "Those episodes were funny."),
+    ("Those episodes were funny.", ["I watched the episodes."], "Those episodes were funny."),
     # An "it" or "they" that continues an earlier "it" or "they" is a chain: left as it is, not guessed.
     ("It must have been hard.", ["Then the castle fell.", "It was besieged for a year."], "It must have been hard."),
     # Nothing to resolve: a placeholder "it", an event behind "that", nothing to point to, no pronoun.
