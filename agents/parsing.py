@@ -109,11 +109,10 @@ class SentenceParser:
                 # An activity: "[Mounting a horse in armour] was hard", "the effects of [working longer hours]".
                 # After a preposition it comes after every noun of its sentence, so "thinking of visiting Paris.
                 # It is ..." still means Paris; it is what "it" means when no noun fits.
-                text = _span_text(token)
-                if text and token.dep_ == "pcomp":
-                    activities.append(Mention(text=text, plural=False, subject=False, clause=True))
-                elif text:
-                    found.append(Mention(text=text, plural=False, subject=True, clause=True))
+                if text := _span_text(token):
+                    after_preposition = token.dep_ == "pcomp"
+                    mention = Mention(text=text, plural=False, subject=not after_preposition, clause=True)
+                    (activities if after_preposition else found).append(mention)
                 continue
             if token.lower_ in _REFERRING_PRONOUNS and token.dep_ in _SUBJECT | _OBJECT | {"poss"}:
                 if token.lower_ == "it" and (

@@ -31,6 +31,7 @@ from agents.text import PRONOUN_START, content_words, coverage, sentences
 from schemas import ContextLine, Role
 
 _POSSESSIVE = frozenset({"his", "her", "its", "their"})
+_ARTICLES = frozenset({"a", "an", "the"})
 # First words of a mention that point elsewhere themselves ("that speakeasy", "their horses") or name no thing in
 # particular ("any particular episodes", "some teams").
 _NOT_NAMING = frozenset("this that these those my your his her its our their any some no every each all many few "
@@ -182,14 +183,14 @@ def resolve_demonstrative(claim: str, earlier: Sequence[str], parser: SentencePa
 
     def fits(m: Mention) -> bool:
         named = m.text.lower().split()
-        said = [w for w in named if w not in ("a", "an", "the")]
+        said = [w for w in named if w not in _ARTICLES]
         return not m.pronoun and m.plural == plural and noun in said and len(said) > 1 and named[0] not in _NOT_NAMING
 
     found = referent(earlier, parser, fits, REFERENT_SENTENCES)
     if found is None:
         return claim
     first = found.text.split()[0]
-    name = found.text if first[0].isupper() or first.lower() in ("a", "an", "the") else f"the {found.text}"
+    name = found.text if first[0].isupper() or first.lower() in _ARTICLES else f"the {found.text}"
     return as_subject(name) + claim.strip()[len(words):]
 
 
