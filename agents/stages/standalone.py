@@ -212,13 +212,40 @@ def with_question(question: str, answer: str) -> str:
     return f"{question.strip()} {answer if answer.endswith(('.', '!')) else answer + '.'}"
 
 
+# A question that opens with what the user states: "Rob Jenkins is an Australian actor, which of his films ...?"
+_STATEMENT_BEFORE_QUESTION = re.compile(r"^(.+?),\s*(?:which|what|who|whom|whose|where|when|why|how)\b", re.IGNORECASE)
+
+
+def user_statements(context: Sequence[ContextLine]) -> list[str]:
+    """What the user said as fact, not asked: their sentences that are no question, and the statement a
+    question opens with before its question word ("X is an actor, which of his films ...?")."""
+    found = []
+    for line in context:
+        if line.role is not Role.USER:
+            continue
+        for sentence in sentences(line.text):
+            if not sentence.rstrip().endswith("?"):
+                found.append(sentence)
+            elif (opening := _STATEMENT_BEFORE_QUESTION.match(sentence)) and _VERB.search(opening.group(1)):
+                found.append(opening.group(1))
+    return found
+
+
 def is_user_text(claim: str, turn_text: str, context: Sequence[ContextLine]) -> bool:
-    """The claim repeats the user's words rather than the reply's (a question echoed back as a claim)."""
+    """The claim repeats the user's words rather than the reply's: a question echoed back as a claim, or
+    something the user stated ("I have a black purse.") that the reply does not say itself."""
     user_words = content_words(" ".join(c.text for c in context if c.role is Role.USER))
     words = content_words(claim)
     if not words or not user_words:
         return False
-    return coverage(words, content_words(turn_text)) < 0.5 and coverage(words, user_words) >= 0.75
+    in_turn = coverage(words, content_words(turn_text))
+    if in_turn < 0.5 and coverage(words, user_words) >= 0.75:
+        return True
+    # A statement of the user's may share a name or two with the reply ("Nice! I like to wear black too." after
+    # "I have a black purse ..."); it is the reply's only if the reply states most of it (asking about it is
+    # not saying it: "Which checkups are you looking to undergo?").
+    said = content_words(" ".join(s for s in sentences(turn_text) if not s.rstrip().endswith("?")))
+    return coverage(words, said) < 0.75 and any(coverage(words, content_words(s)) >= 0.75 for s in user_statements(context))
 
 
 # An inflection ending, not the "eed" of "succeed" or "agreed"; and a final "e" that the ending replaced

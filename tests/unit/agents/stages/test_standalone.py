@@ -8,6 +8,7 @@ from agents.stages.standalone import (
     names_nobody,
     near_duplicate,
     resolve_pronoun,
+    user_statements,
     with_question,
 )
 from agents.text import last_question
@@ -137,6 +138,29 @@ def test_user_text_is_the_users_words_not_the_replys() -> None:
     context = [ContextLine(role=Role.USER, text="Is the Louvre the largest art museum in the world?")]
     assert is_user_text("The Louvre is the largest art museum in the world.", "Yes, it has 35,000 works on show.", context)
     assert not is_user_text("The Louvre shows 35,000 works.", "Yes, the Louvre shows 35,000 works.", context)
+
+
+def test_what_the_user_stated_is_not_the_replys_claim() -> None:
+    context = [ContextLine(role=Role.USER, text="Summer is coming. I paddle a blue kayak on the lake.")]
+    # The reply shares two of its three words with the user's statement, but does not make it.
+    assert is_user_text("I paddle a blue kayak.", "Great! A blue kayak sounds fun.", context)
+    # The reply that states it makes it the reply's claim.
+    assert not is_user_text("I paddle a blue kayak.", "I see: you paddle a blue kayak.", context)
+    assert not is_user_text("A blue kayak sounds fun.", "Great! A blue kayak sounds fun.", context)
+    # Asking about it is not saying it.
+    booked = [ContextLine(role=Role.USER, text="I booked a table for four tonight.")]
+    assert is_user_text("I booked a table for four tonight.", "Good evening! Did you book a table for four tonight?", booked)
+
+
+def test_a_question_can_open_with_a_statement_of_the_users() -> None:
+    asked = [ContextLine(role=Role.USER, text="Ada Lovelace was a mathematician, which machine did she write about?")]
+    assert user_statements(asked) == ["Ada Lovelace was a mathematician"]
+    reply = "Ada Lovelace wrote about the Analytical Engine."
+    assert is_user_text("Ada Lovelace was a mathematician.", reply, asked)
+    assert not is_user_text("Ada Lovelace wrote about the Analytical Engine.", reply, asked)
+    # A question is a statement of the user's only before its question word, and only with a verb.
+    assert user_statements([ContextLine(role=Role.USER, text="In Paris, which museum is the largest?")]) == []
+    assert user_statements([ContextLine(role=Role.ASSISTANT, text="The tower is tall.")]) == []
 
 
 def test_a_fuller_claim_replaces_every_claim_it_contains() -> None:
