@@ -66,7 +66,16 @@ from schemas.records import MAX_CLAIMS
 _GREETING = re.compile(
     r"^(hi|hello|hey|good (morning|afternoon|evening)|thanks?( you)?|thank you|you're welcome|"
     r"bye|goodbye|see you|nice to meet you|glad to help|happy to help|sure|of course|okay|ok|great|you are welcome|"
-    r"have a (nice|great|good|wonderful|lovely|safe)|enjoy|good luck|take care|cheers)\b",
+    r"have a (nice|great|good|wonderful|lovely|safe)|enjoy|good luck|take care|cheers|good day)\b",
+    re.IGNORECASE,
+)
+# A sentence that is only assent, acknowledgement or a one-word verdict ("Absolutely!", "Noted.", "Perfect!",
+# "Good idea.") answers the other's words and says nothing to look up; the fact, if any, follows it. A bare
+# "Yes." or "No." is left out: after a question it is the answer, checked together with the question.
+_REACTION = re.compile(
+    r"^(absolutely|certainly|definitely|indeed|exactly|agreed|i agree|noted|understood|got it|no problem|"
+    r"not a problem|no worries|alright|perfect|wonderful|interesting|nice|excellent|awesome|lovely|fantastic|"
+    r"amazing|cool|(good|great|tough|smart|wise|wonderful|excellent|nice) (choice|idea|pick|call|one))[.!]*$",
     re.IGNORECASE,
 )
 _HEDGE = re.compile(
@@ -147,9 +156,15 @@ def classify_sentence(sentence: str) -> SkipReason | None:
         return SkipReason.OPINION
     if _HEDGE.match(stripped):
         return SkipReason.HEDGE
-    if not content_words(stripped):
+    if not content_words(stripped) or _REACTION.match(stripped):
         return SkipReason.NO_FACT
     return None
+
+
+def is_reaction(sentence: str) -> bool:
+    """Assent or a one-word verdict alone ("Certainly!", "Yes, exactly.", "Good idea."): see _REACTION."""
+    whole = sentence.strip()
+    return _REACTION.match(_DISCOURSE_MARKER.sub("", whole) or whole) is not None
 
 
 def is_grounded(claim: str, turn_text: str, context_text: str) -> bool:
@@ -293,10 +308,11 @@ def checkable_part(claim: str, skipped: list[SkippedSpan]) -> str:
     for part in sentences(claim):
         reason = classify_sentence(part)
         # A piece without content words is a splitter's fragment ("No." | "1 on the Billboard Hot 100"): it
-        # stays with its neighbours.
-        if reason is None or reason is SkipReason.NO_FACT:
+        # stays with its neighbours. Assent the model copied from the turn ("Certainly! The ferry ...") goes;
+        # the turn's own sentence is already among the skipped.
+        if reason is None or (reason is SkipReason.NO_FACT and not is_reaction(part)):
             kept.append(part)
-        else:
+        elif reason is not SkipReason.NO_FACT:
             skipped.append(SkippedSpan(text=part, reason=reason))
     return " ".join(kept)
 

@@ -52,6 +52,16 @@ async def segmented(text: str, context: list[ContextLine], runner: ModelRunner) 
         ("No, the Nile flows into the Mediterranean.", None),
         ("Indeed, the bridge was torn down in 1968.", None),
         ("Sure, I can help you with that.", SkipReason.GREETING),
+        # Assent, acknowledgement or a one-word verdict alone answers the other's words: nothing to look up.
+        ("Certainly!", SkipReason.NO_FACT),
+        ("Yes, exactly.", SkipReason.NO_FACT),
+        ("Noted!", SkipReason.NO_FACT),
+        ("Smart choice!", SkipReason.NO_FACT),
+        ("Lovely.", SkipReason.NO_FACT),
+        ("Good day!", SkipReason.GREETING),
+        ("Certainly, the ferry leaves at nine.", None),
+        ("Perfect weather is rare in Bergen.", None),
+        ("Nice is on the French Riviera.", None),
         # A reaction to what was just said makes no claim of its own.
         ("That's fascinating!", SkipReason.OPINION),
         ("That sounds like a long trip.", SkipReason.OPINION),
@@ -223,8 +233,19 @@ async def test_agreeing_with_an_opinion_states_no_fact(scripted) -> None:
     context = [ContextLine(role=Role.USER, text="It's great to cycle along the coast, don't you think?")]
     result = await segmented("Absolutely!", context, runner)
     assert result.claims == ()
-    assert [(s.text, s.reason) for s in result.skipped] == [("Absolutely!", SkipReason.OPINION)]
+    assert [(s.text, s.reason) for s in result.skipped] == [("Absolutely!", SkipReason.NO_FACT)]
     assert backend.prompts == []
+
+
+async def test_a_word_of_assent_before_the_fact_is_no_claim_of_its_own(scripted) -> None:
+    # The model copies the assent into its claim; the stage takes it out again.
+    runner, backend = scripted({"segment": '{"claims":["Certainly! The ferry leaves at nine."]}'})
+    context = [ContextLine(role=Role.USER, text="Can you tell me when the ferry leaves?")]
+    result = await segmented("Certainly! The ferry leaves at nine.", context, runner)
+    assert [c.text for c in result.claims] == ["The ferry leaves at nine."]
+    assert [(s.text, s.reason) for s in result.skipped] == [("Certainly!", SkipReason.NO_FACT)]
+    # The model is shown the fact alone.
+    assert len(backend.prompts) == 1 and "Certainly!" not in backend.prompts[0].variable
 
 
 async def test_an_order_glued_to_a_bare_answer_leaves_the_answer_as_it_was(scripted) -> None:
