@@ -104,7 +104,11 @@ class SentenceParser:
         doc = self._parse(sentence)
         found: list[Mention] = []
         activities: list[Mention] = []  # gerund clauses after a preposition: the last resort of the sentence
+        if (gerund := _gerund_subject(doc)) is not None:
+            found.append(Mention(text=gerund.text, plural=False, subject=True, clause=True))
         for token in doc:
+            if token is gerund:
+                continue
             if token.tag_ == "VBG" and token.dep_ in ("csubj", "csubjpass", "pcomp"):
                 # An activity: "[Mounting a horse in armour] was hard", "the effects of [working longer hours]".
                 # After a preposition it comes after every noun of its sentence, so "thinking of visiting Paris.
@@ -283,6 +287,20 @@ def _clause_text(head: Token, named_for: tuple[Token, str] | None = None) -> str
 
 def _as_sentence(text: str) -> str:
     return text[0].upper() + text[1:] + "."
+
+
+def _gerund_subject(doc: Doc) -> Token | None:
+    """The bare gerund a yes/no question asks about, which the small English pipeline parses as the verb
+    or as a modifier: "Can snoring affect relationships?" (snoring the root, affect its complement), "Does
+    running help?", "Is swimming good for the back?". Only a gerund alone between the auxiliary and the
+    verb or adjective after it ("Could drinking coffee stunt growth?" has an object the parse loses)."""
+    if len(doc) < 4 or doc[0].dep_ != "aux" or doc[-1].text != "?":
+        return None
+    gerund, after = doc[1], doc[2]
+    # Then the verb ("affect"), or with a form of "be" an adjective ("good"); "Can eating late affect ...?"
+    # has an adverb the parse calls an adjective, and "eating" alone would not be what the question asks.
+    verb_follows = after.tag_ == "VB" or after.tag_ == "JJ" and doc[0].lemma_ == "be"
+    return gerund if gerund.tag_ == "VBG" and verb_follows else None
 
 
 def _span_text(head: Token) -> str:

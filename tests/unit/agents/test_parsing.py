@@ -94,6 +94,22 @@ def test_a_missing_parser_package_names_the_fix(monkeypatch: pytest.MonkeyPatch)
         SentenceParser.load()
 
 
+@pytest.mark.parametrize(("question", "first"), [
+    ("Can snoring affect relationships?", "snoring"),  # parsed with "snoring" as the root, "affect" under it
+    ("Does running help your knees?", "running"),  # parsed with "running" modifying "help"
+    ("Is swimming good for the back?", "swimming"),
+    # Not a bare gerund: an adverb or an object between it and the verb, a noun it modifies, an "-ing" noun.
+    ("Can eating late affect sleep?", "sleep"),
+    ("Are cycling lanes safe?", "lanes"),
+    ("Does nothing help?", "nothing"),
+])
+def test_a_yes_no_question_about_a_bare_gerund_names_it_first(parser: SentenceParser, question: str,
+                                                                first: str) -> None:
+    mentions = parser.mentions(question)
+    assert mentions[0].text == first
+    assert mentions[0].clause == (first.endswith("ing") and first != "nothing")
+
+
 def test_an_activity_after_a_preposition_is_a_mention_after_every_noun(parser: SentenceParser) -> None:
     mentions = parser.mentions("Are there any risks of lifting heavy boxes?")
     assert [(m.text, m.clause) for m in mentions] == [("heavy boxes", False), ("lifting heavy boxes", True)]

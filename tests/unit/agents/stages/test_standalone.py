@@ -83,6 +83,10 @@ def test_the_question_leaves_out_what_the_user_said_before_it() -> None:
     # A mention that names its thing beats a pronoun as near (which only says something earlier was meant).
     ("It can lead to falls.", ["Is it worth the effort?", "Are there any dangers in climbing tall trees?"],
      "Climbing tall trees can lead to falls."),
+    # A yes/no question about a bare gerund, which the parser reads as the question's verb, names that activity.
+    ("It strengthens the muscles around them.", ["Does running help your knees?"],
+     "Running strengthens the muscles around them."),
+    ("It can ease back pain.", ["Is swimming good for the back?"], "Swimming can ease back pain."),
     # A demonstrative and its noun: the nearest earlier mention of that noun, in the same number, that says more.
     ("These stamps are worth a fortune.", ["My grandfather collected rare postage stamps."],
      "The rare postage stamps are worth a fortune."),
