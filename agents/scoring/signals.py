@@ -210,10 +210,12 @@ def claim_signals(claim: str, passages: Sequence[Passage], context: Sequence[Con
     elif number_match:
         notes.append(f"number(s) {', '.join(sorted(claim_numbers))} found in the evidence")
 
-    # "Egypt's" names Egypt: the possessive ending is no part of the name the evidence must hold.
+    # "Egypt's" names Egypt: the possessive ending is no part of the name the evidence must hold, on either side
+    # ("Arthur's Magazine" in the claim and in the passage).
     claim_names = {without_possessive(n) for n in names(claim)}
+    evidence_words = all_words | {without_possessive(w) for w in all_words}
     # An abbreviation ("d.c", "u.s") is no single word of the evidence: it is looked up as written.
-    missing_names = {n for n in claim_names if n not in all_words and not ("." in n and mentions(all_text, n))}
+    missing_names = {n for n in claim_names if n not in evidence_words and not ("." in n and mentions(all_text, n))}
     best_names = {without_possessive(n) for n in names(passages[best].text)} if best is not None else set()
     name_conflict = float(bool(missing_names) and bool(best_names - claim_names) and best_overlap >= 0.3)
     if name_conflict:

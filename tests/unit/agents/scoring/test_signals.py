@@ -70,6 +70,10 @@ def test_a_possessive_name_is_the_name_itself() -> None:
     notes = claim_signals("The Nile reaches the Mediterranean on Egypt's coast.", [nile]).notes
     assert not any(note.startswith("name(s)") for note in notes)
     assert any(n.startswith("name(s) libya") for n in claim_signals("The Nile reaches the sea on Libya's coast.", [nile]).notes)
+    # ... and so it is where the passage says it with the ending too.
+    hospital = passage("Fleming worked at St Mary's Hospital in London, where Wright ran the lab.")
+    notes = claim_signals("The discovery was made at St Mary's in London.", [hospital]).notes
+    assert not any(note.startswith("name(s)") for note in notes)
 
 
 def test_an_abbreviation_is_found_as_written() -> None:
