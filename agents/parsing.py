@@ -107,8 +107,8 @@ class SentenceParser:
         if (gerund := _gerund_subject(doc)) is not None:
             found.append(Mention(text=gerund.text, plural=False, subject=True, clause=True))
         for token in doc:
-            if token is gerund:
-                continue
+            if gerund is not None and token.i == gerund.i:
+                continue  # already a mention (spaCy makes a new Token on each access, so compare positions)
             if token.tag_ == "VBG" and token.dep_ in ("csubj", "csubjpass", "pcomp"):
                 # An activity: "[Mounting a horse in armour] was hard", "the effects of [working longer hours]".
                 # After a preposition it comes after every noun of its sentence, so "thinking of visiting Paris.

@@ -216,6 +216,10 @@ def with_question(question: str, answer: str) -> str:
 _STATEMENT_BEFORE_QUESTION = re.compile(r"^(.+?),\s*(?:which|what|who|whom|whose|where|when|why|how)\b", re.IGNORECASE)
 
 
+def _asks(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?")
+
+
 def user_statements(context: Sequence[ContextLine]) -> list[str]:
     """What the user said as fact, not asked: their sentences that are no question, and the statement a
     question opens with before its question word ("X is an actor, which of his films ...?")."""
@@ -224,7 +228,7 @@ def user_statements(context: Sequence[ContextLine]) -> list[str]:
         if line.role is not Role.USER:
             continue
         for sentence in sentences(line.text):
-            if not sentence.rstrip().endswith("?"):
+            if not _asks(sentence):
                 found.append(sentence)
             elif (opening := _STATEMENT_BEFORE_QUESTION.match(sentence)) and _VERB.search(opening.group(1)):
                 found.append(opening.group(1))
@@ -244,7 +248,7 @@ def is_user_text(claim: str, turn_text: str, context: Sequence[ContextLine]) -> 
     # A statement of the user's may share a name or two with the reply ("Nice! I like to wear black too." after
     # "I have a black purse ..."); it is the reply's only if the reply states most of it (asking about it is
     # not saying it: "Which checkups are you looking to undergo?").
-    said = content_words(" ".join(s for s in sentences(turn_text) if not s.rstrip().endswith("?")))
+    said = content_words(" ".join(s for s in sentences(turn_text) if not _asks(s)))
     return coverage(words, said) < 0.75 and any(coverage(words, content_words(s)) >= 0.75 for s in user_statements(context))
 
 
