@@ -5,10 +5,17 @@ it. Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, the one larger instruct model with its 
 registries) reads better: asked for one letter (A supported, B refuted, C not decided) over the same
 passages, its three letter probabilities took the place of Gemma's label scores in the fit for retrieved
 evidence and lifted AVeriTeC's held-out claims from 0.450 to 0.570 accuracy (macro-F1 0.425 -> 0.524;
-docs/research/qwen-profile/README.md). It is off unless ``HALLUWATCH_JUDGE=qwen-1.5b`` asks for it: it costs
-about 2 s per claim on 2 cores and 1.1 GB of memory.
+docs/research/qwen-profile/README.md). It is off unless ``HALLUWATCH_JUDGE=qwen-1.5b`` asks for it.
 
-One forward pass per claim, no generation: the letters' probabilities at the first token of the answer.
+Each claim is asked twice, once plainly (``judge.txt``) and once after six worked examples
+(``judge_few_shot.txt``, made-up facts, two per letter), and the two readings' probabilities are averaged.
+Asked plainly the model leans to "refuted" (84 of 100 AVeriTeC claims), after the examples to "supported";
+the average judged the even rows better in cross-validation than either prompt alone and called fewer true
+claims false (docs/research/qwen-profile/README.md, session 31). The examples are the prompt's static part:
+read once and kept, so each reading costs about what the one reading did (2.2 to 2.7 s per AVeriTeC claim on
+2 cores) and a claim about twice that; 1.1 GB of weights.
+
+One forward pass per reading, no generation: the letters' probabilities at the first token of the answer.
 The model runs on its own thread, one call at a time.
 """
 
@@ -27,6 +34,7 @@ from typing import Any, Protocol
 
 from agents.errors import InputError, ModelFileError
 from agents.model import llama_adapter
+from agents.model.backend import Prompt
 from agents.model.prompting import PromptTemplate
 from schemas import LabelScores
 
@@ -37,22 +45,25 @@ EXPECTED_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb
 PARTS = 22
 EVIDENCE_CHARS = 1500  # the evidence the judge reads, as it was measured; more costs time on 2 cores
 LETTERS = ("A", "B", "C")  # supported, refuted, not decided: true, false, unverifiable
+PROMPTS = ("judge", "judge_few_shot")  # the readings each claim gets, averaged
 
 
 class LetterReader(Protocol):
     """Reads a prompt and gives the log-probability of each letter as the next token (blocking)."""
 
-    def load(self) -> None:
-        """Load the model now rather than at the first prompt."""
+    def load(self, statics: Sequence[str] = ()) -> None:
+        """Load the model now rather than at the first prompt, and read these static parts of prompts to come."""
         ...
 
-    def letters(self, prompt: str) -> tuple[float, float, float]: ...
+    def letters(self, prompt: Prompt) -> tuple[float, float, float]:
+        """The letters after ``prompt``: its static part may be kept between calls, its variable part is read each time."""
+        ...
 
 
-def judge_prompt(template: PromptTemplate, claim: str, passages: Sequence[str]) -> str:
-    """The judge's whole prompt for one claim: its evidence as a list (cut to EVIDENCE_CHARS), then the claim."""
+def judge_prompt(template: PromptTemplate, claim: str, passages: Sequence[str]) -> Prompt:
+    """The judge's prompt for one claim: its evidence as a list (cut to EVIDENCE_CHARS), then the claim."""
     evidence = "\n".join(f"- {text}" for text in passages)[:EVIDENCE_CHARS] or "(none)"
-    return template.render(evidence=evidence, claim=claim).text
+    return template.render(evidence=evidence, claim=claim)
 
 
 def letter_scores(logprobs: Sequence[float]) -> LabelScores:
@@ -64,24 +75,38 @@ def letter_scores(logprobs: Sequence[float]) -> LabelScores:
     return LabelScores(true=true, false=false, unverifiable=unverifiable)
 
 
+def mean_scores(readings: Sequence[LabelScores]) -> LabelScores:
+    """The readings' probabilities averaged, label by label."""
+    n = len(readings)
+    return LabelScores(true=sum(r.true for r in readings) / n, false=sum(r.false for r in readings) / n,
+                       unverifiable=sum(r.unverifiable for r in readings) / n)
+
+
 class JudgeRunner:
     """The judge's letters for claims beside their evidence, off the event loop (one thread, one call at a time)."""
 
-    def __init__(self, reader: LetterReader, template: PromptTemplate | None = None, name: str = JUDGE_MODEL) -> None:
+    def __init__(self, reader: LetterReader, templates: Sequence[PromptTemplate] | None = None,
+                 name: str = JUDGE_MODEL) -> None:
         self._reader = reader
-        self._template = template or PromptTemplate.load("judge")
+        self._templates = tuple(templates or (PromptTemplate.load(p) for p in PROMPTS))
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="halluwatch-judge")
         self.name = name
 
     async def load(self) -> None:
-        """Load the model now (a worker's start-up), so the first claim does not wait for it."""
-        await asyncio.get_running_loop().run_in_executor(self._executor, self._reader.load)
+        """Load the model and read the worked examples now (a worker's start-up), so the first claim does not wait."""
+        statics = [template.static for template in self._templates]
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._reader.load, statics)
 
     async def scores(self, claims: Sequence[str], passages: Sequence[str]) -> list[LabelScores]:
-        """Each claim's label scores from the judge's letters, in claim order."""
-        prompts = [judge_prompt(self._template, claim, passages) for claim in claims]
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, lambda: [letter_scores(self._reader.letters(p)) for p in prompts])
+        """Each claim's label scores from the judge's letters (its readings averaged), in claim order."""
+        # One prompt's claims one after another, so its kept static part is put back once per prompt.
+        prompts = [[judge_prompt(template, claim, passages) for claim in claims] for template in self._templates]
+
+        def read() -> list[LabelScores]:
+            readings = [[letter_scores(self._reader.letters(p)) for p in batch] for batch in prompts]
+            return [mean_scores(per_claim) for per_claim in zip(*readings)]
+
+        return await asyncio.get_running_loop().run_in_executor(self._executor, read)
 
     def close(self) -> None:
         self._executor.shutdown(wait=False)  # as the cross-encoder: a worker stopping does not wait
@@ -96,17 +121,29 @@ def judge_runner(name: str, cache_dir: Path, threads: int) -> JudgeRunner:
 
 
 class LlamaLetters:
-    """:class:`LetterReader` over a chat GGUF in llama-cpp-python, loaded on first use."""
+    """:class:`LetterReader` over a chat GGUF in llama-cpp-python, loaded on first use.
 
-    def __init__(self, path: Path, threads: int, n_ctx: int = 2048) -> None:
+    Each prompt's static part is read once and its KV cache kept; a call puts it back and reads only the
+    variable part. The two parts are always separate batches, so a claim's letters are the same bit for bit
+    whatever was read before (reading a whole prompt after a partly shared one split it into other batches,
+    and llama.cpp's sums differed in the last bits: the same claim read 0.557 or 0.573 false)."""
+
+    # The longest prompt: the worked examples (about 530 tokens), 1500 characters of evidence, a claim of up
+    # to 1000 characters (schemas' limit) and the question, at one token per character at worst.
+    N_CTX = 4096
+
+    def __init__(self, path: Path, threads: int, n_ctx: int = N_CTX) -> None:
         self._path, self._threads, self._n_ctx = path, threads, n_ctx
         self._llm: Any = None
         self._ids: list[set[int]] = []
+        self._prefixes: dict[str, tuple[list[int], Any]] = {}  # static text -> its tokens, its saved KV cache
         self._lock = threading.Lock()
 
-    def load(self) -> None:
+    def load(self, statics: Sequence[str] = ()) -> None:
         with self._lock:
-            self._model()
+            llm = self._model()
+            for static in statics:
+                self._put_static(llm, static)
 
     def _model(self) -> Any:
         if self._llm is None:
@@ -127,17 +164,26 @@ class LlamaLetters:
             ]
         return self._llm
 
-    def letters(self, prompt: str) -> tuple[float, float, float]:
+    def _put_static(self, llm: Any, static_text: str) -> int:
+        """The context holding ``static_text``'s KV cache and nothing after it; its length in tokens."""
+        kept = self._prefixes.get(static_text)
+        if kept is None:
+            tokens = llm.tokenize(static_text.encode(), add_bos=True, special=True)
+            llama_adapter.rewind(llm, 0)
+            llm.eval(tokens)
+            kept = self._prefixes[static_text] = (tokens, llama_adapter.save_sequence(llm))
+        elif not llama_adapter.holds_prefix(llm, kept[0]):
+            llama_adapter.restore_sequence(llm, kept[1], kept[0])
+        llama_adapter.rewind(llm, len(kept[0]))
+        return len(kept[0])
+
+    def letters(self, prompt: Prompt) -> tuple[float, float, float]:
         import numpy as np
 
         with self._lock:
             llm = self._model()
-            tokens = llm.tokenize(prompt.encode(), add_bos=True, special=True)
-            # Every prompt is read whole, from the start. Reusing the tokens the last prompt shared with it
-            # splits the reading into other batches, and llama.cpp's sums then differ in the last bits: the
-            # same claim and evidence read 0.557 or 0.573 false depending on what came before.
-            llama_adapter.rewind(llm, 0)
-            llm.eval(tokens)
+            self._put_static(llm, prompt.static)
+            llm.eval(llm.tokenize(prompt.variable.encode(), add_bos=False, special=True))
             logits = np.asarray(llama_adapter.logits_row(llm, -1), dtype=np.float64)
             logprobs = logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
             first, second, third = (float(max(logprobs[i] for i in ids)) if ids else -30.0 for ids in self._ids)

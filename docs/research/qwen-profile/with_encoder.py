@@ -47,18 +47,31 @@ def macro_f1(gold: list[str], pred: list[str]) -> float:
     return classification_metrics(gold, pred, LABELS).macro_f1
 
 
-def rows_of(judgements: str, cache: str) -> list[Row] | None:
-    """One row per judged case that Qwen has read; None when the cache is not there."""
+def letter_probabilities(cache: str) -> dict[int, np.ndarray] | None:
+    """Each cached row's three letter probabilities (renormalised over the three); None without the cache."""
     path = HERE / "cache" / cache
     if not path.exists():
         return None
-    letters = {r["row"]: np.array(r["logprobs"]) for r in json.loads(path.read_text())["rows"]}
+    probabilities = {}
+    for r in json.loads(path.read_text())["rows"]:
+        logprobs = np.array(r["logprobs"])
+        probs = np.exp(logprobs - logprobs.max())
+        probabilities[r["row"]] = probs / probs.sum()
+    return probabilities
+
+
+def rows_of(judgements: str, cache: str, second_cache: str | None = None) -> list[Row] | None:
+    """One row per judged case that Qwen has read; None when a cache is not there. With ``second_cache``, the
+    two prompts' probabilities averaged (session 31: the plain prompt and the one with worked examples)."""
+    letters = letter_probabilities(cache)
+    second = letter_probabilities(second_cache) if second_cache else letters
+    if letters is None or second is None:
+        return None
     rows = []
     for case in load_judgements(RESULTS / judgements).cases:
-        if case.position in letters and case.whole:
-            logprobs = letters[case.position]
-            probs = np.exp(logprobs - logprobs.max())
-            rows.append((case.position, case.gold, np.array(whole_features(case)[0]), probs / probs.sum()))
+        if case.position in letters and case.position in second and case.whole:
+            probs = (letters[case.position] + second[case.position]) / 2
+            rows.append((case.position, case.gold, np.array(whole_features(case)[0]), probs))
     return rows
 
 
@@ -87,12 +100,16 @@ def report(title: str, fitting: list[Row], scored: dict[str, list[Row]]) -> None
 
 
 def main() -> None:
-    for prompt, averitec_cache, atomic_cache in (
-        ("AVeriTeC-shaped prompt (score.py extract)", "qwen-coder-1.5b-averitec.json", None),
-        ("pipeline's passages (score.py extract-pipeline)", "qwen-coder-1.5b-pipeline-averitec.json",
-         "qwen-coder-1.5b-pipeline-atomic.json"),
+    plain, examples = "qwen-coder-1.5b-pipeline", "qwen-coder-1.5b-fewshot"
+    for prompt, averitec_cache, atomic_cache, second in (
+        ("AVeriTeC-shaped prompt (score.py extract)", "qwen-coder-1.5b-averitec.json", None, None),
+        ("pipeline's passages (score.py extract-pipeline)", f"{plain}-averitec.json", f"{plain}-atomic.json", None),
+        ("pipeline's passages after six worked examples (few_shot.py)", f"{examples}-averitec.json",
+         f"{examples}-atomic.json", None),
+        ("the two readings above averaged (shipped since session 31)", f"{plain}-averitec.json", f"{plain}-atomic.json",
+         examples),
     ):
-        averitec = rows_of("averitec-judgements.json", averitec_cache)
+        averitec = rows_of("averitec-judgements.json", averitec_cache, second and f"{second}-averitec.json")
         if averitec is None:
             print(f"{prompt}: no cache, run score.py first")
             continue
@@ -101,7 +118,7 @@ def main() -> None:
         print(f"\n== {prompt}; majority of even rows ({majority}) on the odd ones: "
               f"{sum(g == majority for _, g, _, _ in odd) / len(odd):.3f}")
         report("AVeriTeC even claims alone", even, {"averitec": odd})
-        atomic = rows_of("atomic-judgements.json", atomic_cache) if atomic_cache else None
+        atomic = rows_of("atomic-judgements.json", atomic_cache, second and f"{second}-atomic.json") if atomic_cache else None
         if atomic:
             report("AVeriTeC and atomic even rows (the shipped fit's rows)",
                    even + [r for r in atomic if r[0] % 2 == 0],

@@ -5,7 +5,16 @@ import pytest
 
 from agents.errors import InputError, ModelFileError
 from agents.model import judge as judge_module
-from agents.model.judge import EVIDENCE_CHARS, JudgeRunner, judge_prompt, judge_runner, letter_scores, packaged_model
+from agents.model.judge import (
+    EVIDENCE_CHARS,
+    PROMPTS,
+    JudgeRunner,
+    judge_prompt,
+    judge_runner,
+    letter_scores,
+    mean_scores,
+    packaged_model,
+)
 from agents.model.prompting import PromptTemplate
 from agents.testing.scripted_letters import ScriptedLetters
 from schemas import LabelScores
@@ -18,20 +27,44 @@ def test_the_three_letters_become_label_scores_over_the_three_alone() -> None:
     assert scores.unverifiable < 1e-9
 
 
-def test_the_prompt_lists_the_evidence_before_the_claim_and_cuts_long_evidence() -> None:
-    template = PromptTemplate.load("judge")
-    prompt = judge_prompt(template, "X opened in 1925.", ["X opened in 1889.", "X is in Paris."])
+@pytest.mark.parametrize("name", PROMPTS)
+def test_the_prompt_lists_the_evidence_before_the_claim_and_cuts_long_evidence(name: str) -> None:
+    template = PromptTemplate.load(name)
+    prompt = judge_prompt(template, "X opened in 1925.", ["X opened in 1889.", "X is in Paris."]).text
     assert "- X opened in 1889.\n- X is in Paris." in prompt
     assert prompt.index("X is in Paris.") < prompt.index("Claim: X opened in 1925.")
     assert prompt.endswith("<|im_start|>assistant\n")
-    assert "Evidence:\n(none)" in judge_prompt(template, "X opened in 1925.", [])
-    long = judge_prompt(template, "The claim.", ["word " * 1000])
+    assert "Evidence:\n(none)" in judge_prompt(template, "X opened in 1925.", []).text
+    long = judge_prompt(template, "The claim.", ["word " * 1000]).text
     assert "word " * (EVIDENCE_CHARS // 5 - 1) in long and "word " * (EVIDENCE_CHARS // 5 + 1) not in long
     assert "Claim: The claim." in long, "a long evidence list never cuts the claim"
 
 
+def test_the_worked_examples_are_the_static_part_and_answer_each_letter_twice() -> None:
+    # The examples are read once and kept (LlamaLetters), so they must not depend on the claim.
+    prompt = judge_prompt(PromptTemplate.load("judge_few_shot"), "X opened in 1925.", ["X opened in 1889."])
+    assert "1925" not in prompt.static and "X opened" in prompt.variable
+    answers = [line for line in prompt.static.splitlines() if line in ("A<|im_end|>", "B<|im_end|>", "C<|im_end|>")]
+    assert sorted(answers) == ["A<|im_end|>", "A<|im_end|>", "B<|im_end|>", "B<|im_end|>", "C<|im_end|>", "C<|im_end|>"]
+
+
+async def test_the_two_readings_of_a_claim_are_averaged() -> None:
+    # Asked plainly the script says "refuted", after the worked examples "supported": the verdict is their mean.
+    reader = ScriptedLetters(lambda p: (0.6, 0.3, 0.1) if "Port Alva" in p else (0.2, 0.7, 0.1))
+    runner = JudgeRunner(reader)
+    try:
+        await runner.load()
+        (scores,) = await runner.scores(["X opened in 1925."], ["X opened in 1889."])
+    finally:
+        runner.close()
+    assert reader.warmed == [PromptTemplate.load(name).static for name in PROMPTS], "the examples are read at start-up"
+    assert scores == LabelScores(true=pytest.approx(0.4), false=pytest.approx(0.5), unverifiable=pytest.approx(0.1))
+    assert [p.family for p in reader.prompts] == list(PROMPTS)
+    assert mean_scores([LabelScores(true=1.0, false=0.0, unverifiable=0.0)] * 3).true == pytest.approx(1.0)
+
+
 async def test_the_judge_reads_each_claim_in_order_on_its_own_thread() -> None:
-    reader = ScriptedLetters(lambda p: (0.1, 0.8, 0.1) if "1925" in p.split("Claim:")[1] else (0.7, 0.2, 0.1))
+    reader = ScriptedLetters(lambda p: (0.1, 0.8, 0.1) if "1925" in p.split("Claim:")[-1] else (0.7, 0.2, 0.1))
     runner = JudgeRunner(reader)
     try:
         scores = await runner.scores(["X opened in 1925.", "X opened in 1889."], ["X opened in 1889."])
@@ -39,7 +72,8 @@ async def test_the_judge_reads_each_claim_in_order_on_its_own_thread() -> None:
         runner.close()
     assert [s.best().value for s in scores] == ["false", "true"]
     assert scores[0] == LabelScores(true=pytest.approx(0.1), false=pytest.approx(0.8), unverifiable=pytest.approx(0.1))
-    assert len(reader.prompts) == 2 and all(p.count("- X opened in 1889.") == 1 for p in reader.prompts)
+    assert len(reader.prompts) == 2 * len(PROMPTS)
+    assert all(p.text.count("- X opened in 1889.") == 1 for p in reader.prompts)
     assert set(reader.threads) == {reader.threads[0]} and reader.threads[0] != threading.current_thread().name
 
 

@@ -8,6 +8,7 @@ from agents.evidence.passages import GROUNDING, assemble_evidence, closest_sente
 from agents.model.backend import TokenScore
 from agents.model.judge import JudgeRunner
 from agents.model.nli import NliRunner
+from agents.model.prompting import PromptTemplate
 from agents.scoring.calibration import FEATURE_NAMES, VerifyCalibration
 from agents.scoring.selective import SelectiveModel
 from agents.scoring.signals import claim_signals, value_swap
@@ -272,8 +273,8 @@ def test_position_bias_is_divided_out() -> None:
 
 async def test_a_judge_reads_claims_beside_retrieved_evidence_and_not_a_turns_own_documents(scripted, silent_nli) -> None:
     runner, _ = scripted({"verify": '{"verdicts":[{"label":"true","why":"ok"},{"label":"true","why":"ok"}]}'})
-    reader = ScriptedLetters(lambda p: (0.1, 0.8, 0.1) if "1925" in p.split("Claim:")[1] else (0.7, 0.2, 0.1))
-    larger = JudgeRunner(reader)
+    reader = ScriptedLetters(lambda p: (0.1, 0.8, 0.1) if "1925" in p.split("Claim:")[-1] else (0.7, 0.2, 0.1))
+    larger = JudgeRunner(reader, [PromptTemplate.load("judge")])
     claims = claimset("X opened in 1925.", "X is in Paris.")
     try:
         judged, _ = await judge(assemble_evidence(claims, [passage("X opened in 1889 in Paris.")]), runner, silent_nli,
@@ -283,7 +284,7 @@ async def test_a_judge_reads_claims_beside_retrieved_evidence_and_not_a_turns_ow
     finally:
         larger.close()
     assert [j.fit.judge.best() for j in judged] == [Label.FALSE, Label.TRUE]
-    assert len(reader.prompts) == 2, "one reading per claim checked against retrieved evidence"
+    assert len(reader.prompts) == 2, "one reading per claim checked against retrieved evidence and prompt"
     assert [j.fit.judge for j in grounded] == [None, None]
 
 
