@@ -164,8 +164,8 @@ class LlamaLetters:
             ]
         return self._llm
 
-    def _put_static(self, llm: Any, static_text: str) -> int:
-        """The context holding ``static_text``'s KV cache and nothing after it; its length in tokens."""
+    def _put_static(self, llm: Any, static_text: str) -> None:
+        """Leave the context holding ``static_text``'s KV cache and nothing after it."""
         kept = self._prefixes.get(static_text)
         if kept is None:
             tokens = llm.tokenize(static_text.encode(), add_bos=True, special=True)
@@ -175,7 +175,6 @@ class LlamaLetters:
         elif not llama_adapter.holds_prefix(llm, kept[0]):
             llama_adapter.restore_sequence(llm, kept[1], kept[0])
         llama_adapter.rewind(llm, len(kept[0]))
-        return len(kept[0])
 
     def letters(self, prompt: Prompt) -> tuple[float, float, float]:
         import numpy as np

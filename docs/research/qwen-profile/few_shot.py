@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.model import llama_adapter
+from agents.model.judge import LlamaLetters, judge_prompt
 from agents.model.prompting import PromptTemplate
 
 HERE = Path(__file__).resolve().parent
@@ -30,56 +30,32 @@ sys.path.insert(0, str(HERE))
 import score  # noqa: E402  (the research scripts beside this one)
 
 TEMPLATE = PromptTemplate.load("judge_few_shot")  # agents/model/prompts/judge_few_shot.txt, as shipped since
-LETTERS = ("A", "B", "C")
 LABELS = ("true", "false", "unverifiable")
 
 
-def letter_ids(llm) -> list[set[int]]:
-    return [{t[0] for t in (llm.tokenize(s.encode(), add_bos=False, special=False) for s in (x, " " + x)) if len(t) == 1}
-            for x in LETTERS]
-
-
 def extract(model_path: str) -> None:
-    from llama_cpp import Llama
+    """The shipped judge's reader (its static part kept, each claim read from there) over the few-shot prompt."""
+    from agents.evaluation.atomic_claims import read_atomic
+    from agents.evaluation.datasets import read_averitec
 
-    llm = Llama(model_path=model_path, n_ctx=4096, n_threads=2, use_mmap=False, verbose=False)
-    ids = letter_ids(llm)
-    prefix = llm.tokenize(TEMPLATE.static.encode(), add_bos=True, special=True)
-    llm.eval(prefix)  # once: every claim continues from here
-    print(f"examples: {len(prefix)} tokens", flush=True)
-    for dataset in ("averitec", "atomic"):
+    reader = LlamaLetters(Path(model_path), threads=2)
+    reader.load([TEMPLATE.static])
+    data = score.DATA / "averitec" / "dev-public.jsonl"
+    for dataset, cases in (("averitec", read_averitec(data)), ("atomic", read_atomic(data))):
         path = score.CACHE / f"qwen-coder-1.5b-fewshot-{dataset}.json"
         cached = json.loads(path.read_text()) if path.exists() else {"seconds": 0.0, "rows": []}
         rows, done = list(cached["rows"]), {r["row"] for r in cached["rows"]}
         started = time.perf_counter()
-        for n, case in enumerate(cases(dataset)):
+        for n, case in enumerate(cases):
             if n in done:
                 continue
-            evidence = "\n".join(f"- {p.text}" for p in case.passages)[: score.EVIDENCE_CHARS] or "(none)"
-            suffix = TEMPLATE.variable.format(evidence=evidence, claim=case.turn.text)
-            llama_adapter.rewind(llm, len(prefix))
-            llm.eval(llm.tokenize(suffix.encode(), add_bos=False, special=True))
-            logits = np.asarray(llama_adapter.logits_row(llm, -1), dtype=np.float64)
-            logprobs = logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
-            rows.append({"row": n, "gold": case.label.value, "logprobs": [float(max(logprobs[i] for i in s)) for s in ids]})
+            prompt = judge_prompt(TEMPLATE, case.turn.text, [p.text for p in case.passages])
+            rows.append({"row": n, "gold": case.label.value, "logprobs": list(reader.letters(prompt))})
             if len(rows) % 20 == 0:
                 path.write_text(json.dumps({"seconds": cached["seconds"] + time.perf_counter() - started, "rows": rows}))
         seconds = cached["seconds"] + time.perf_counter() - started
         path.write_text(json.dumps({"seconds": seconds, "rows": rows}))
         print(f"few-shot {dataset}: {len(rows)} items, {seconds / max(1, len(rows)):.2f} s/item", flush=True)
-
-
-_CASES: dict[str, list] = {}
-
-
-def cases(dataset: str) -> list:
-    from agents.evaluation.atomic_claims import read_atomic
-    from agents.evaluation.datasets import read_averitec
-
-    if dataset not in _CASES:
-        path = score.DATA / "averitec" / "dev-public.jsonl"
-        _CASES[dataset] = list(read_atomic(path) if dataset == "atomic" else read_averitec(path))
-    return _CASES[dataset]
 
 
 def letter_accuracy() -> None:
