@@ -42,6 +42,10 @@ def build_pipeline(settings: Settings, model: ModelRunner | None = None) -> Pipe
         raise InputError(f"the calibration {settings.calibration_path or shipped} reads the judge"
                          f" {calibration.judge}'s letters: set HALLUWATCH_JUDGE (--judge) to {calibration.judge},"
                          " or give another calibration")
+    if calibration.judge is not None and calibration.closed_book is None:
+        raise InputError(f"the calibration {settings.calibration_path or shipped} reads the judge's letters but has"
+                         " no fit for claims without evidence, which the judge does not read: refit it with"
+                         f" `halluwatch train-verifier --judge {calibration.judge} --out OUT.json`")
     return Pipeline(
         model=model or ModelRunner(settings.model),
         nli=NliRunner(threads=settings.model.encoder_threads),

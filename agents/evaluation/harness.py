@@ -27,7 +27,7 @@ import orjson
 from agents.errors import InputError, ModelError
 from agents.evaluation.datasets import ClaimCase, DialogueCase, GroundedCase
 from agents.evaluation.metrics import Metrics, classification_metrics, deciding_verdict, percentile
-from agents.evaluation.provenance import prompt_digest
+from agents.evaluation.provenance import judge_digest, prompt_digest
 from agents.evidence.passages import assemble_evidence, is_grounded
 from agents.scoring.calibration import VerifyCalibration, cross_validated_fit, with_swap_rate
 from agents.scoring.selective import (
@@ -99,6 +99,7 @@ class EvalRun:
     prompt_digest: str = ""
     model: str = ""
     nli_model: str = ""  # the evidence cross-encoder's name (NliRunner.name); "" before it was used
+    judge_digest: str = ""  # of the judge prompts behind the judge letters; "" without letters, or before it was kept
 
 
 class Progress:
@@ -187,6 +188,7 @@ async def _run_cases(
             progress.step()
     run.seconds = time.perf_counter() - started
     run.prompt_digest = prompt_digest(run.cases, pipeline.prompts.verify)
+    run.judge_digest = judge_digest(run.cases, pipeline.judge.templates) if pipeline.judge else ""
     run.model = pipeline.model.config.name
     run.nli_model = pipeline.nli.name
     return run
@@ -245,7 +247,8 @@ def _failed(run: EvalRun, result: CaseResult, exc: Exception) -> None:
 
 
 async def evaluate_diahalu(cases: Sequence[DialogueCase], pipeline: Pipeline, show_progress: bool = True) -> EvalRun:
-    run = EvalRun(dataset="diahalu", labels=tuple(DialogueLabel), calibration=pipeline.calibration.source)
+    run = EvalRun(dataset="diahalu", labels=tuple(DialogueLabel),
+                  calibration=pipeline.calibration.for_evidence(grounded=False, closed_book=True).source)
 
     async def labels(result: CaseResult, case: DialogueCase) -> tuple[str, str]:
         context: list[ContextLine] = []
@@ -287,7 +290,8 @@ async def evaluate_halueval(
 def save_judgements(run: EvalRun, path: Path) -> None:
     """Write what the model said on every row, so calibrations can be refitted without the model."""
     data = {"dataset": run.dataset, "labels": run.labels, "seconds": run.seconds, "errors": run.errors,
-            "prompt_digest": run.prompt_digest, "model": run.model, "nli_model": run.nli_model, "cases": run.cases}
+            "prompt_digest": run.prompt_digest, "model": run.model, "nli_model": run.nli_model,
+            "judge_digest": run.judge_digest, "cases": run.cases}
     path.write_bytes(orjson.dumps(data))
 
 
@@ -296,7 +300,7 @@ def load_judgements(path: Path) -> EvalRun:
         data = orjson.loads(path.read_bytes())
         run = EvalRun(dataset=data["dataset"], labels=tuple(data["labels"]), seconds=data["seconds"], errors=data["errors"],
                       prompt_digest=data.get("prompt_digest", ""), model=data.get("model", ""),
-                      nli_model=data.get("nli_model", ""))
+                      nli_model=data.get("nli_model", ""), judge_digest=data.get("judge_digest", ""))
         for c in data["cases"]:
             run.cases.append(CaseResult(
                 case_id=c["case_id"], position=c["position"], gold=c["gold"], predicted=c["predicted"],
@@ -411,7 +415,8 @@ def redecide(run: EvalRun, calibration: VerifyCalibration) -> None:
     """Recompute the pipeline's labels under another calibration, from the recorded judgements."""
     for case, label in zip(run.cases, decided_labels(run, calibration)):
         case.predicted = label
-    run.calibration = calibration.for_evidence(grounded_run(run)).source
+    closed_book = all(not t.evidence.passages for case in run.cases for t in case.judged)
+    run.calibration = calibration.for_evidence(grounded_run(run), closed_book).source
 
 
 # Datasets the verifier calibration is fitted on: AVeriTeC and the atomic claims are labelled per claim;
@@ -445,7 +450,8 @@ def fit_calibration(
     others (AVeriTeC, the atomic claims) the fit for retrieved evidence; with both, the second carries the
     first (see :class:`~agents.scoring.calibration.VerifyCalibration`). With ``judge``, the fit for retrieved
     evidence reads that judge's letters in place of the model's label scores (the judge does not read a turn's
-    own documents), and says so.
+    own documents), and says so, and carries the same fit without the letters for claims that have no evidence
+    (the judge does not read those).
     """
     parts: dict[bool, list[EvalRun]] = {}
     for run in runs:
@@ -454,6 +460,8 @@ def fit_calibration(
         parts.setdefault(grounded_run(run), []).append(run)
     fits = {grounded: _fit_part(part, grounded, origin, None if grounded else judge)
             for grounded, part in parts.items()}
+    if judge and False in parts:
+        fits[False] = replace(fits[False], closed_book=_fit_part(parts[False], False, origin, None))
     if len(fits) == 1:
         return next(iter(fits.values()))
     return replace(fits[False], grounded=fits[True])

@@ -10,6 +10,9 @@ describe code that no longer exists. These checks catch that without the model:
   saved claim set, rendered again from the saved evidence with the current
   templates and code. A run stores it when it is made; a later digest that
   differs means the model would now read other prompts.
+- :func:`judge_digest` does the same for the optional judge's letters kept
+  with them (both of its readings of every claim it read), so letters read
+  under other judge prompts are caught too.
 - :func:`other_model` compares the model a run recorded with the one in use.
 - :func:`~agents.evaluation.segmentation.claim_drift` lists the turns whose
   saved claims differ from those the current segment stage makes, usually
@@ -25,7 +28,9 @@ from typing import Protocol
 
 import orjson
 
-from agents.stages.verify import VerifyPrompts, verify_prompt
+from agents.model.judge import judge_prompt
+from agents.model.prompting import PromptTemplate
+from agents.stages.verify import Judgement, VerifyPrompts, judge_inputs, verify_prompt
 from schemas import Evidence
 
 
@@ -33,6 +38,8 @@ from schemas import Evidence
 class SavedTurn(Protocol):
     @property
     def evidence(self) -> Evidence: ...
+    @property
+    def judgements(self) -> Sequence[Judgement]: ...
 
 
 class SavedCase(Protocol):
@@ -60,6 +67,36 @@ def staleness(run_digest: str, cases: Iterable[SavedCase], prompts: VerifyPrompt
         return "they were saved before runs recorded their prompts, so whether they match the current code is unknown"
     if run_digest != prompt_digest(cases, prompts):
         return "the model would now read other verify prompts than it did when they were made"
+    return None
+
+
+def judge_digest(cases: Iterable[SavedCase], templates: Sequence[PromptTemplate]) -> str:
+    """A hash of every judge prompt behind the judge letters the cases keep (each of ``templates``, the
+    judge's readings, for every claim with letters), in case order; "" when no claim has any."""
+    digest = hashlib.sha256()
+    read = False
+    for case in cases:
+        for turn in (*case.judged, *case.whole):
+            claims, passages = judge_inputs(turn.evidence)
+            for claim, judgement in zip(claims, turn.judgements):
+                if judgement.fit.judge is None:
+                    continue  # the judge did not read it (no judge, no evidence, or the turn's own documents)
+                read = True
+                for template in templates:
+                    digest.update(orjson.dumps(judge_prompt(template, claim, passages)))
+    return digest.hexdigest()[:16] if read else ""
+
+
+def judge_staleness(run_digest: str, cases: Iterable[SavedCase], templates: Sequence[PromptTemplate]) -> str | None:
+    """Why the judge letters saved with judgements may not be what the judge reads today (None when they are,
+    or when there are none)."""
+    now = judge_digest(cases, templates)
+    if not now:
+        return None
+    if not run_digest:
+        return "their judge letters were saved before runs recorded the judge's prompts, so whether they match is unknown"
+    if run_digest != now:
+        return "the judge would now read other prompts than it did when their letters were read"
     return None
 
 

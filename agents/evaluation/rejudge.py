@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 
 from agents.errors import InputError
 from agents.evaluation.harness import CaseResult, EvalRun
-from agents.evaluation.provenance import prompt_digest
+from agents.evaluation.provenance import judge_digest, prompt_digest
 from agents.evaluation.segmentation import TurnKey, drifted_turns
+from agents.model.prompting import PromptTemplate
 from agents.stages.verify import VerifyPrompts
 
 
@@ -24,11 +25,13 @@ def changed_cases(cases: Sequence[CaseResult], made: Mapping[TurnKey, list[str]]
     return list(dict.fromkeys(turn.case_id for turn in drifted_turns(cases, made)))
 
 
-def splice(saved: EvalRun, fresh: EvalRun, prompts: VerifyPrompts) -> EvalRun:
+def splice(saved: EvalRun, fresh: EvalRun, prompts: VerifyPrompts,
+           judge_prompts: Sequence[PromptTemplate] = ()) -> EvalRun:
     """``saved`` with every case that ``fresh`` judged again replaced by its fresh result.
 
     Both must come from the same model and cross-encoder: a file mixing two would describe neither.
     The stage timings stay those of the saved run (the fresh cases are too few to time the stages by).
+    ``judge_prompts``: the judge's prompts, when the fresh cases were read by the judge too.
     """
     for what, old, new in (("model", saved.model, fresh.model), ("cross-encoder", saved.nli_model, fresh.nli_model)):
         if old != new:
@@ -45,4 +48,5 @@ def splice(saved: EvalRun, fresh: EvalRun, prompts: VerifyPrompts) -> EvalRun:
     run = EvalRun(dataset=saved.dataset, labels=saved.labels, cases=cases, errors=errors, timings=saved.timings,
                   seconds=saved.seconds, calibration=saved.calibration, model=saved.model, nli_model=saved.nli_model)
     run.prompt_digest = prompt_digest(run.cases, prompts)
+    run.judge_digest = judge_digest(run.cases, judge_prompts)
     return run

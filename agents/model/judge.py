@@ -60,6 +60,11 @@ class LetterReader(Protocol):
         ...
 
 
+def judge_templates() -> tuple[PromptTemplate, ...]:
+    """The shipped judge's prompts, one per reading (:data:`PROMPTS`)."""
+    return tuple(PromptTemplate.load(p) for p in PROMPTS)
+
+
 def judge_prompt(template: PromptTemplate, claim: str, passages: Sequence[str]) -> Prompt:
     """The judge's prompt for one claim: its evidence as a list (cut to EVIDENCE_CHARS), then the claim."""
     evidence = "\n".join(f"- {text}" for text in passages)[:EVIDENCE_CHARS] or "(none)"
@@ -88,21 +93,31 @@ class JudgeRunner:
     def __init__(self, reader: LetterReader, templates: Sequence[PromptTemplate] | None = None,
                  name: str = JUDGE_MODEL) -> None:
         self._reader = reader
-        self._templates = tuple(templates or (PromptTemplate.load(p) for p in PROMPTS))
+        self.templates = tuple(templates or judge_templates())
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="halluwatch-judge")
         self.name = name
+        self._loaded = False  # touched on the judge's thread only
 
     async def load(self) -> None:
         """Load the model and read the worked examples now (a worker's start-up), so the first claim does not wait."""
-        statics = [template.static for template in self._templates]
-        await asyncio.get_running_loop().run_in_executor(self._executor, self._reader.load, statics)
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._load)
+
+    def _load(self) -> None:
+        # Every caller reads the static parts first, in the same order, as a worker's start-up does: a claim
+        # read right after its prompt's static part was computed came out other than after the kept cache was
+        # put back (0.575 or 0.571 true), so `halluwatch check`'s or an eval's first claim differed from the
+        # worker's reading of it.
+        if not self._loaded:
+            self._reader.load([template.static for template in self.templates])
+            self._loaded = True
 
     async def scores(self, claims: Sequence[str], passages: Sequence[str]) -> list[LabelScores]:
         """Each claim's label scores from the judge's letters (its readings averaged), in claim order."""
         # One prompt's claims one after another, so its kept static part is put back once per prompt.
-        prompts = [[judge_prompt(template, claim, passages) for claim in claims] for template in self._templates]
+        prompts = [[judge_prompt(template, claim, passages) for claim in claims] for template in self.templates]
 
         def read() -> list[LabelScores]:
+            self._load()
             readings = [[letter_scores(self._reader.letters(p)) for p in batch] for batch in prompts]
             return [mean_scores(per_claim) for per_claim in zip(*readings)]
 
@@ -126,7 +141,8 @@ class LlamaLetters:
     Each prompt's static part is read once and its KV cache kept; a call puts it back and reads only the
     variable part. The two parts are always separate batches, so a claim's letters are the same bit for bit
     whatever was read before (reading a whole prompt after a partly shared one split it into other batches,
-    and llama.cpp's sums differed in the last bits: the same claim read 0.557 or 0.573 false)."""
+    and llama.cpp's sums differed in the last bits: the same claim read 0.557 or 0.573 false), once every
+    static part has been read: :class:`JudgeRunner` reads them all before its first claim."""
 
     # The longest prompt: the worked examples (about 530 tokens), 1500 characters of evidence, a claim of up
     # to 1000 characters (schemas' limit) and the question, at one token per character at worst.

@@ -193,7 +193,7 @@ async def judge(
     """The model's raw verdict, label scores and evidence fit per claim, in claim order; the fit includes the
     cross-encoder's reading of each claim with the evidence and, with a judge, the judge's letters for a claim
     checked against retrieved evidence (a turn's own documents are left to the model's fit, where the judge
-    added nothing: docs/research/qwen-profile/README.md)."""
+    added nothing, and so is a claim without evidence, where it told nothing: docs/research/qwen-profile)."""
     clock = StageClock("verify")
     claims = evidence.claimset.claims
     if not claims:
@@ -208,7 +208,7 @@ async def judge(
     pairs = await read_pairs(evidence, nli)
     clock.encoder_seconds = time.perf_counter() - reading
     fits = [with_pairs(evidence_fit(t), pair) for t, pair in zip(generation.token_scores, pairs)]
-    if judge_runner is not None and not is_grounded(evidence.passages):
+    if judge_runner is not None and judge_reads(evidence):
         asking = time.perf_counter()
         letters = await read_judge(evidence, judge_runner)
         clock.model_seconds += time.perf_counter() - asking
@@ -226,8 +226,17 @@ async def read_pairs(evidence: Evidence, nli: NliRunner) -> list[PairScores]:
 
 async def read_judge(evidence: Evidence, judge_runner: JudgeRunner) -> list[LabelScores]:
     """The judge's letters for each claim (as the model reads it) beside the evidence, in claim order."""
-    return await judge_runner.scores([claim_as_read(c) for c in evidence.claimset.claims],
-                                     [p.text for p in evidence.passages])
+    return await judge_runner.scores(*judge_inputs(evidence))
+
+
+def judge_reads(evidence: Evidence) -> bool:
+    """Whether the judge reads this evidence's claims: retrieved evidence, not a turn's own documents, not none."""
+    return bool(evidence.passages) and not is_grounded(evidence.passages)
+
+
+def judge_inputs(evidence: Evidence) -> tuple[list[str], list[str]]:
+    """What the judge reads of ``evidence``: each claim as the model reads it, and the passages' texts."""
+    return [claim_as_read(c) for c in evidence.claimset.claims], [p.text for p in evidence.passages]
 
 
 def with_pairs(fit: EvidenceFit, pair: PairScores) -> EvidenceFit:
@@ -265,7 +274,7 @@ def decide(
     threshold abstains: it becomes unverifiable, so it raises no alert.
     """
     passages = evidence.passages
-    calibration = calibration.for_evidence(is_grounded(passages))
+    calibration = calibration.for_evidence(is_grounded(passages), closed_book=not passages)
     verdicts: list[ClaimVerdict] = []
     checks = {s.claim_id: s for s in sufficiency}
     for claim, judgement in zip(evidence.claimset.claims, judged):

@@ -28,7 +28,7 @@ from agents.evaluation.harness import (
     save_judgements,
 )
 from agents.evaluation.injection import Case, with_reply_suffix
-from agents.evaluation.provenance import other_encoder, other_model, staleness
+from agents.evaluation.provenance import judge_staleness, other_encoder, other_model, staleness
 from agents.evaluation.rejudge import changed_cases, splice
 from agents.evaluation.segmentation import (
     TurnKey,
@@ -38,6 +38,7 @@ from agents.evaluation.segmentation import (
     format_segmentation,
 )
 from agents.evaluation.source_hints import evaluate_source_hints, format_source_hints
+from agents.model.judge import judge_templates
 from agents.model.nli import NLI_MODEL
 from agents.model.runner import ModelRunner
 from agents.scoring.selective import DEFAULT_PATH as SELECTIVE_PATH
@@ -93,7 +94,7 @@ async def rejudge_changed(args: argparse.Namespace, pipeline: Pipeline, saved: E
         if not changed:
             return saved
         fresh = await judge_rows(args.dataset, args.file, pipeline, not args.quiet, args.limit, only=set(changed))
-    return splice(saved, fresh, pipeline.prompts.verify)
+    return splice(saved, fresh, pipeline.prompts.verify, pipeline.judge.templates if pipeline.judge else ())
 
 
 def segment_model(args: argparse.Namespace, settings: Settings) -> tuple[ModelRunner | None, RecordingBackend | None]:
@@ -162,8 +163,11 @@ def load_checked_judgements(path: Path, prompts: VerifyPrompts, model: str) -> E
     rerun = f"run the model again with --save-judgements {path}"
     # The encoder's scores alone can be added in minutes, without running the model again.
     rescore = f"add them with `python docs/research/nli-evidence/add_scores.py {path}` (minutes), or {rerun}"
+    # So can the judge's letters (both its readings of each claim it read).
+    reread = f"read them again with `python docs/research/qwen-profile/add_judge_scores.py qwen-1.5b {path}`"
     checks = ((staleness(run.prompt_digest, run.cases, prompts), rerun), (other_model(run.model, model), rerun),
-              (other_encoder(run.nli_model, NLI_MODEL), rescore))
+              (other_encoder(run.nli_model, NLI_MODEL), rescore),
+              (judge_staleness(run.judge_digest, run.cases, judge_templates()), reread))
     for why, fix in checks:
         if why is not None:
             print(f"warning: {path} may be stale: {why}; {fix}", file=sys.stderr)

@@ -71,3 +71,10 @@ def test_check_with_the_judge_reads_its_letters_and_decides_with_its_calibration
         labels[claim] = verdict["label"]
     assert labels == {"Penicillin was discovered by Alexander Fleming in 1928.": "true",
                       "Penicillin was discovered in 1950.": "false"}
+    # Without evidence the judge has nothing to read beside the claim: it is not asked, and the calibration's
+    # fit for such claims decides.
+    result = subprocess.run([sys.executable, "-m", "stream.cli", "check", "Penicillin was discovered in 1950.",
+                             "--judge", "qwen-1.5b", "--json"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    (verdict,) = json.loads(result.stdout)["verdict"]["claim_verdicts"]
+    assert verdict["fit"]["judge"] is None and verdict["label"] == "unverifiable"

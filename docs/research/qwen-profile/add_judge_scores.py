@@ -3,8 +3,8 @@
 The Gemma model's judgements do not change when the judge reads a claim too: only ``EvidenceFit.judge`` is
 missing. This reads each saved file, asks the judge (agents.model.judge) about every judged claim beside its
 evidence, the way the verify stage does, and writes the file back, so `halluwatch train-verifier --judgements
-docs/results --judge qwen-1.5b` can fit the judge's calibration. A turn checked against its own documents is
-left alone: the judge does not read those. The shipped calibration without a judge ignores the letters.
+docs/results --judge qwen-1.5b` can fit the judge's calibration. A turn checked against its own documents, or
+without evidence, gets no letters: the judge does not read those. The shipped calibration without a judge ignores the letters.
 
     pip install -e '.[judge]'
     python docs/research/qwen-profile/add_judge_scores.py qwen-1.5b docs/results/averitec-judgements.json \
@@ -19,9 +19,9 @@ import sys
 from pathlib import Path
 
 from agents.evaluation.harness import JudgedTurn, load_judgements, save_judgements
-from agents.evidence.passages import is_grounded
+from agents.evaluation.provenance import judge_digest
 from agents.model.judge import JudgeRunner, judge_runner
-from agents.stages.verify import read_judge
+from agents.stages.verify import judge_reads, read_judge
 from schemas import LabelScores
 from stream.settings import Settings
 
@@ -31,8 +31,10 @@ Key = tuple[tuple[str, ...], tuple[str, ...]]
 
 
 async def with_letters(turn: JudgedTurn, judge: JudgeRunner, read: dict[Key, list[LabelScores]]) -> JudgedTurn:
-    if is_grounded(turn.evidence.passages):
-        return turn
+    if not judge_reads(turn.evidence):
+        # Letters a file kept from when the judge read such claims too (closed-book ones, until session 32) go.
+        unread = tuple(dataclasses.replace(j, fit=dataclasses.replace(j.fit, judge=None)) for j in turn.judgements)
+        return dataclasses.replace(turn, judgements=unread)
     key = (tuple(c.text for c in turn.evidence.claimset.claims), tuple(p.text for p in turn.evidence.passages))
     if key not in read:
         read[key] = await read_judge(turn.evidence, judge)
@@ -51,6 +53,8 @@ async def main(name: str, paths: list[Path]) -> None:
         for case in run.cases:
             case.judged = [await with_letters(t, judge, read) for t in case.judged]
             case.whole = [await with_letters(t, judge, read) for t in case.whole]
+        # What the judge read, so `halluwatch eval` and `train-verifier` warn once its prompts change.
+        run.judge_digest = judge_digest(run.cases, judge.templates)
         save_judgements(run, path)
         print(f"{path}: {len(run.cases)} rows read by {judge.name}", flush=True)
     judge.close()

@@ -80,5 +80,8 @@ def test_a_calibration_fitted_on_a_judges_letters_needs_that_judge(tmp_path) -> 
     replace(VerifyCalibration.identity(), judge="qwen-1.5b").save(tmp_path / "judged.json")
     with pytest.raises(InputError, match=r"set HALLUWATCH_JUDGE \(--judge\) to qwen-1.5b"):
         build_pipeline(Settings(calibration_path=tmp_path / "judged.json"))
+    # One fitted before the judge left claims without evidence alone cannot decide them: refit, the error says.
+    with pytest.raises(InputError, match="train-verifier --judge qwen-1.5b"):
+        build_pipeline(Settings(calibration_path=tmp_path / "judged.json", judge="qwen-1.5b"))
     with pytest.raises(InputError, match="unknown judge 'gpt'"):
         build_pipeline(Settings.from_env({"HALLUWATCH_JUDGE": "gpt"}))

@@ -56,4 +56,7 @@ def test_a_fit_with_a_judge_learns_from_its_letters_for_retrieved_evidence_only(
     judged = fit_calibration([run], judge="qwen-1.5b")
     assert judged.judge == "qwen-1.5b" and "with the judge qwen-1.5b's letters" in judged.source
     assert decided_labels(run, judged) == [c.gold for c in run.cases]
-    assert fit_calibration([run]).judge is None
+    plain = fit_calibration([run])
+    assert plain.judge is None and plain.closed_book is None
+    # A claim without evidence, which the judge does not read, is decided by the same rows' fit without letters.
+    assert judged.closed_book == plain and judged.for_evidence(grounded=False, closed_book=True) == plain

@@ -10,10 +10,26 @@ from pathlib import Path
 import orjson
 import pytest
 
-from agents.evaluation.harness import PARAPHRASE_FILE, EvalRun, evaluate_diahalu, load_judgements, save_judgements
-from agents.evaluation.provenance import other_encoder, other_model, prompt_digest, staleness
+from agents.evaluation.datasets import ClaimCase
+from agents.evaluation.harness import (
+    PARAPHRASE_FILE,
+    EvalRun,
+    evaluate_atomic,
+    evaluate_diahalu,
+    load_judgements,
+    save_judgements,
+)
+from agents.evaluation.provenance import (
+    judge_digest,
+    judge_staleness,
+    other_encoder,
+    other_model,
+    prompt_digest,
+    staleness,
+)
 from agents.evaluation.segmentation import claim_drift, dialogue_turns, evaluate_segmentation
 from agents.model.config import EMBEDDED_MODEL, ModelConfig
+from agents.model.judge import JudgeRunner, judge_templates
 from agents.model.nli import NLI_MODEL
 from agents.model.runner import ModelRunner
 from agents.parsing import shared_parser
@@ -21,9 +37,12 @@ from agents.scoring.calibration import VerifyCalibration
 from agents.stages.pipeline import Pipeline, Prompts
 from agents.stages.verify import VerifyPrompts
 from agents.testing.recorded_backend import RecordedBackend
+from agents.testing.scripted_letters import ScriptedLetters
+from schemas import Label, Role, Turn
+from stream.commands.evaluate import load_checked_judgements
 from stream.settings import Settings
 from tests.conftest import SHARED_DATA
-from tests.support.records import dialogue, reply_as_claim
+from tests.support.records import dialogue, passage, reply_as_claim
 
 ROOT = Path(__file__).resolve().parents[4]
 RESULTS = ROOT / "docs" / "results"
@@ -38,6 +57,21 @@ async def judged(scripted) -> tuple[EvalRun, Pipeline]:
                           "justify": '{"errors":[],"corrected_text":"x"}'})
     pipeline = Pipeline(runner, Prompts.load(), VerifyCalibration.identity(), shared_parser(), max_rounds=1)
     return await evaluate_diahalu(CASES, pipeline, show_progress=False), pipeline
+
+
+@pytest.fixture
+async def judged_with_letters(scripted) -> tuple[EvalRun, JudgeRunner]:
+    """Claims checked against retrieved evidence, which the judge reads (it does not read claims without any)."""
+    runner, _ = scripted({"verify": '{"verdicts":[{"label":"true","why":"[1] says so"}]}'})
+    judge = JudgeRunner(ScriptedLetters(lambda prompt: (0.6, 0.3, 0.1)))
+    pipeline = Pipeline(runner, Prompts.load(), VerifyCalibration.identity(), shared_parser(), max_rounds=1, judge=judge)
+    cases = [ClaimCase(f"c{i}", Turn(conversation_id=f"c{i}", turn_id="claim", role=Role.ASSISTANT, text=text),
+                       (passage(text),), Label.TRUE) for i, text in enumerate(("The Nile flows north.", "Mont Blanc is 4805 m high."))]
+    try:
+        run = await evaluate_atomic(cases, pipeline, show_progress=False)
+    finally:
+        judge.close()
+    return run, judge
 
 
 async def test_a_run_records_its_prompts_digest_and_keeps_it_through_a_saved_file(judged, tmp_path: Path) -> None:
@@ -70,6 +104,38 @@ async def test_the_digest_changes_with_a_prompt_edit_or_another_claim(judged) ->
     run.cases[0].judged[0] = changed
     assert prompt_digest(run.cases, prompts) != run.prompt_digest
     assert "before runs recorded" in staleness("", run.cases, prompts)
+
+
+async def test_a_run_read_by_the_judge_records_the_judge_prompts_digest_and_keeps_it(judged_with_letters, judged,
+                                                                                   tmp_path: Path) -> None:
+    run, judge = judged_with_letters
+    assert run.judge_digest and run.judge_digest == judge_digest(run.cases, judge.templates)
+    save_judgements(run, tmp_path / "j.json")
+    loaded = load_judgements(tmp_path / "j.json")
+    assert loaded.judge_digest == run.judge_digest
+    assert judge_staleness(loaded.judge_digest, loaded.cases, judge_templates()) is None
+    # Without a judge there are no letters, and nothing to go stale.
+    plain, _ = judged
+    assert plain.judge_digest == "" and judge_staleness("", plain.cases, judge_templates()) is None
+
+
+async def test_judge_letters_go_stale_with_an_edited_judge_prompt(judged_with_letters) -> None:
+    run, judge = judged_with_letters
+    plain, few_shot = judge.templates
+    edited = (plain, dataclasses.replace(few_shot, static=few_shot.static + "Answer B when unsure.\n"))
+    assert "judge would now read other prompts" in judge_staleness(run.judge_digest, run.cases, edited)
+    assert judge_staleness(run.judge_digest, run.cases, (plain,)) is not None  # one reading fewer
+    assert "before runs recorded the judge's prompts" in judge_staleness("", run.cases, judge.templates)
+
+
+async def test_eval_warns_when_the_judge_letters_it_reads_are_stale(judged_with_letters, tmp_path: Path, capsys) -> None:
+    run, _ = judged_with_letters
+    run.judge_digest = "0" * 16
+    save_judgements(run, tmp_path / "diahalu-judgements.json")
+    load_checked_judgements(tmp_path / "diahalu-judgements.json", VerifyPrompts.load(), EMBEDDED_MODEL)
+    warned = capsys.readouterr().err
+    assert "may be stale: the judge would now read other prompts" in warned
+    assert "docs/research/qwen-profile/add_judge_scores.py qwen-1.5b" in warned  # and how to read them again
 
 
 async def test_claim_drift_names_each_turn_whose_claims_segment_now_writes_differently(judged, scripted, tmp_path: Path) -> None:
@@ -111,6 +177,8 @@ def test_every_shipped_judgements_file_was_made_from_the_prompts_the_code_writes
     assert run.model == EMBEDDED_MODEL, f"{path.name} was made with {run.model or 'an unrecorded model'}"
     assert run.nli_model == NLI_MODEL, (
         f"{path.name} holds no scores of the cross-encoder: docs/research/nli-evidence/add_scores.py adds them")
+    assert judge_staleness(run.judge_digest, run.cases, judge_templates()) is None, (
+        f"{path.name}'s judge letters are stale: docs/research/qwen-profile/add_judge_scores.py reads them again")
 
 
 RECORDED = [("halueval", SHARED_DATA / "halueval-qa/dev-public.jsonl"), ("diahalu", SHARED_DATA / "diahalu/dev-public.jsonl"),

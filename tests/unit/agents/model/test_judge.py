@@ -63,6 +63,21 @@ async def test_the_two_readings_of_a_claim_are_averaged() -> None:
     assert mean_scores([LabelScores(true=1.0, false=0.0, unverifiable=0.0)] * 3).true == pytest.approx(1.0)
 
 
+async def test_a_judge_not_loaded_reads_the_worked_examples_before_its_first_claim_as_a_worker_does() -> None:
+    # A claim read right after its prompt's static part was computed reads other last bits than after the kept
+    # part is put back: `check` and `eval` must read the static parts first, like a worker's start-up.
+    warmed_by_then: list[int] = []
+    reader = ScriptedLetters(lambda p: warmed_by_then.append(len(reader.warmed)) or (0.6, 0.3, 0.1))
+    runner = JudgeRunner(reader)
+    try:
+        await runner.scores(["X opened in 1925."], ["X opened in 1889."])
+        await runner.scores(["X opened in 1889."], ["X opened in 1889."])
+    finally:
+        runner.close()
+    assert reader.warmed == [PromptTemplate.load(name).static for name in PROMPTS], "read once, in the readings' order"
+    assert warmed_by_then == [len(PROMPTS)] * 2 * len(PROMPTS), "before the first claim"
+
+
 async def test_the_judge_reads_each_claim_in_order_on_its_own_thread() -> None:
     reader = ScriptedLetters(lambda p: (0.1, 0.8, 0.1) if "1925" in p.split("Claim:")[-1] else (0.7, 0.2, 0.1))
     runner = JudgeRunner(reader)

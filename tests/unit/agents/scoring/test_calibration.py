@@ -86,16 +86,22 @@ def test_a_grounded_fit_is_saved_with_its_calibration_and_picked_for_grounded_ev
 def test_a_fit_on_a_judges_letters_says_so_in_its_file_and_its_grounded_fit_does_not(tmp_path) -> None:
     rows, labels = synthetic(60)
     both = replace(fit(rows, labels, steps=50, source="retrieved"), judge="qwen-1.5b",
-                   grounded=fit(rows, labels, steps=80, source="grounded"))
+                   grounded=fit(rows, labels, steps=80, source="grounded"),
+                   closed_book=fit(rows, labels, steps=60, source="closed-book"))
     both.save(tmp_path / "cal.json")
     loaded = VerifyCalibration.load(tmp_path / "cal.json")
     assert loaded == both and loaded.judge == "qwen-1.5b"
     assert loaded.for_evidence(grounded=True).judge is None
+    assert loaded.for_evidence(grounded=False, closed_book=True).source == "closed-book"
+    assert loaded.for_evidence(grounded=False).source == "retrieved"
+    # Without a closed-book fit, one fit decides claims with and without evidence (the default calibration).
+    assert loaded.grounded.for_evidence(grounded=False, closed_book=True) == loaded.grounded
 
 
 def test_every_judge_ships_a_calibration_fitted_on_its_own_letters() -> None:
     assert set(JUDGE_PATHS) == set(JUDGES)
     assert all(VerifyCalibration.load(path).judge == name for name, path in JUDGE_PATHS.items())
+    assert all(VerifyCalibration.load(path).closed_book.judge is None for path in JUDGE_PATHS.values())
 
 
 def test_the_shipped_calibration_has_a_fit_for_each_kind_of_evidence() -> None:

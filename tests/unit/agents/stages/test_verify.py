@@ -272,7 +272,8 @@ def test_position_bias_is_divided_out() -> None:
 
 
 async def test_a_judge_reads_claims_beside_retrieved_evidence_and_not_a_turns_own_documents(scripted, silent_nli) -> None:
-    runner, _ = scripted({"verify": '{"verdicts":[{"label":"true","why":"ok"},{"label":"true","why":"ok"}]}'})
+    both_true = '{"verdicts":[{"label":"true","why":"ok"},{"label":"true","why":"ok"}]}'
+    runner, _ = scripted({"verify": both_true, "verify_closed_book": both_true})
     reader = ScriptedLetters(lambda p: (0.1, 0.8, 0.1) if "1925" in p.split("Claim:")[-1] else (0.7, 0.2, 0.1))
     larger = JudgeRunner(reader, [PromptTemplate.load("judge")])
     claims = claimset("X opened in 1925.", "X is in Paris.")
@@ -281,11 +282,21 @@ async def test_a_judge_reads_claims_beside_retrieved_evidence_and_not_a_turns_ow
                                 VerifyPrompts.load(), larger)
         grounded, _ = await judge(assemble_evidence(claims, [replace(passage("X opened in 1889."), retriever=GROUNDING)]),
                                   runner, silent_nli, VerifyPrompts.load(), larger)
+        closed_book, _ = await judge(assemble_evidence(claims, []), runner, silent_nli, VerifyPrompts.load(), larger)
     finally:
         larger.close()
     assert [j.fit.judge.best() for j in judged] == [Label.FALSE, Label.TRUE]
     assert len(reader.prompts) == 2, "one reading per claim checked against retrieved evidence and prompt"
     assert [j.fit.judge for j in grounded] == [None, None]
+    assert [j.fit.judge for j in closed_book] == [None, None], "no evidence, nothing for the judge to read"
+
+
+def test_a_claim_without_evidence_is_decided_by_the_judges_calibrations_fit_without_letters() -> None:
+    unsure = LabelScores(0.1, 0.1, 0.8)
+    calibration = replace(VerifyCalibration.identity(), judge="qwen-1.5b", closed_book=VerifyCalibration.identity())
+    verdict = decide(assemble_evidence(claimset("Paris is in Spain."), []),
+                     [Judgement(ModelVerdict(Label.UNVERIFIABLE, "no evidence"), unsure, NEUTRAL)], calibration)
+    assert verdict.label is Label.UNVERIFIABLE  # the model's scores, read by the closed-book fit; no letters asked for
 
 
 def test_a_fit_on_a_judges_letters_decides_by_them_and_refuses_a_claim_the_judge_did_not_read() -> None:
