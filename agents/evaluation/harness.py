@@ -188,7 +188,7 @@ async def _run_cases(
             progress.step()
     run.seconds = time.perf_counter() - started
     run.prompt_digest = prompt_digest(run.cases, pipeline.prompts.verify)
-    run.judge_digest = judge_digest(run.cases, pipeline.judge.templates) if pipeline.judge else ""
+    run.judge_digest = judge_digest(run.cases, pipeline.judge_prompts)
     run.model = pipeline.model.config.name
     run.nli_model = pipeline.nli.name
     return run

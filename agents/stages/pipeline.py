@@ -70,6 +70,11 @@ class Pipeline:
         """The sources stage's prompt, None when the stage is off (its model call is skipped)."""
         return self.prompts.sources if self.find_sources else None
 
+    @property
+    def judge_prompts(self) -> tuple[PromptTemplate, ...]:
+        """The judge's prompts, one per reading; none when the judge is off."""
+        return self.judge.templates if self.judge is not None else ()
+
     async def warm_up(self) -> int:
         """Evaluate every prompt family's static prefix now (a worker's start-up), not on the first turns that
         use each; the prompt tokens this evaluated."""

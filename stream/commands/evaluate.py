@@ -94,7 +94,7 @@ async def rejudge_changed(args: argparse.Namespace, pipeline: Pipeline, saved: E
         if not changed:
             return saved
         fresh = await judge_rows(args.dataset, args.file, pipeline, not args.quiet, args.limit, only=set(changed))
-    return splice(saved, fresh, pipeline.prompts.verify, pipeline.judge.templates if pipeline.judge else ())
+    return splice(saved, fresh, pipeline.prompts.verify, pipeline.judge_prompts)
 
 
 def segment_model(args: argparse.Namespace, settings: Settings) -> tuple[ModelRunner | None, RecordingBackend | None]:

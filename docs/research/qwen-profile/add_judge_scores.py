@@ -4,7 +4,8 @@ The Gemma model's judgements do not change when the judge reads a claim too: onl
 missing. This reads each saved file, asks the judge (agents.model.judge) about every judged claim beside its
 evidence, the way the verify stage does, and writes the file back, so `halluwatch train-verifier --judgements
 docs/results --judge qwen-1.5b` can fit the judge's calibration. A turn checked against its own documents, or
-without evidence, gets no letters: the judge does not read those. The shipped calibration without a judge ignores the letters.
+without evidence, gets no letters: the judge does not read those. The shipped calibration without a judge
+ignores the letters.
 
     pip install -e '.[judge]'
     python docs/research/qwen-profile/add_judge_scores.py qwen-1.5b docs/results/averitec-judgements.json \
