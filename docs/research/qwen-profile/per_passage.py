@@ -1,0 +1,210 @@
+"""The judge reading each passage on its own, beside the claim (session 33).
+
+The shipped judge reads a claim beside all its passages at once, as one list. AVeriTeC's evidence is a few
+question-and-answer records (2 or 3 for most claims); a 1.5B model may weigh one record that settles the claim
+less when others that do not are listed with it. This asks the shipped judge (both readings, averaged, as the
+verify stage does) about every (claim, passage) pair of saved judgements and keeps the letters in a cache file,
+so a later run reads only pairs it has not read yet:
+
+    python docs/research/qwen-profile/per_passage.py read CACHE.json FILE.json [--even]   # about 1.3 s a reading
+    python docs/research/qwen-profile/per_passage.py cv CACHE.json docs/results/averitec-judgements.json
+    python docs/research/qwen-profile/per_passage.py held-out CACHE.json docs/results/averitec-judgements.json \
+        [docs/results/atomic-judgements.json]
+
+``cv`` prints, over the even rows of one file only, how well each reading's letters tell each label's claims
+from the rest (AUC), and compares 5-fold cross-validated fits that differ only in what
+stands for the judge: its reading of all passages together (as shipped), the per-passage letters pooled (the
+most supporting and the most refuting passage), or both, and fits that keep the shipped reading and add the
+per-passage letters as features. ``held-out`` then fits each of the latter on the even rows of that file
+(or files) and reads the odd rows (each row's whole claim, without the rest of the pipeline): a paired check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from agents.evaluation.harness import CaseResult, JudgedTurn, fitting_rows, load_judgements
+from agents.model.judge import judge_runner
+from agents.scoring.calibration import cross_validated_fit
+from agents.stages.verify import judge_inputs, judge_reads
+from schemas import Label, LabelScores
+from stream.settings import Settings
+
+Letters = list[float]  # true, false, unverifiable
+
+
+def pairs_of(path: Path, even_only: bool) -> list[tuple[str, str]]:
+    """Every (claim as read, passage) pair of the file's turns the judge reads, in file order, once each."""
+    seen: dict[tuple[str, str], None] = {}
+    for case in load_judgements(path).cases:
+        if even_only and case.position % 2:
+            continue
+        for turn in case.judged + case.whole:
+            if not judge_reads(turn.evidence):
+                continue
+            claims, passages = judge_inputs(turn.evidence)
+            for claim in claims:
+                for passage in passages:
+                    seen[(claim, passage)] = None
+    return list(seen)
+
+
+def key(claim: str, passage: str) -> str:
+    return json.dumps([claim, passage])
+
+
+async def read(cache_path: Path, path: Path, even_only: bool) -> None:
+    cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
+    todo = [p for p in pairs_of(path, even_only) if key(*p) not in cache]
+    print(f"{len(todo)} pairs to read", flush=True)
+    settings = Settings.from_env()
+    judge = judge_runner("qwen-1.5b", settings.model.cache_dir, settings.model.n_threads)
+    for n, (claim, passage) in enumerate(todo, 1):
+        [scores] = await judge.scores([claim], [passage])
+        cache[key(claim, passage)] = [scores.true, scores.false, scores.unverifiable]
+        if n % 25 == 0 or n == len(todo):
+            cache_path.write_text(json.dumps(cache))
+            print(f"{n}/{len(todo)}", flush=True)
+    judge.close()
+
+
+def pooled(per_passage: Sequence[Letters], together: LabelScores) -> LabelScores:
+    """The most supporting and the most refuting passage, and the least undecided one, renormalised."""
+    true, false, undecided = max(p[0] for p in per_passage), max(p[1] for p in per_passage), min(p[2] for p in per_passage)
+    total = true + false + undecided
+    return LabelScores(true=true / total, false=false / total, unverifiable=undecided / total)
+
+
+def averaged(per_passage: Sequence[Letters], together: LabelScores) -> LabelScores:
+    """The passages' letters averaged."""
+    n = len(per_passage)
+    return LabelScores(*(sum(p[i] for p in per_passage) / n for i in range(3)))
+
+
+def pooled_with_together(per_passage: Sequence[Letters], together: LabelScores) -> LabelScores:
+    """The pooled letters and the shipped reading of all passages together, averaged."""
+    p = pooled(per_passage, together)
+    return LabelScores((p.true + together.true) / 2, (p.false + together.false) / 2,
+                       (p.unverifiable + together.unverifiable) / 2)
+
+
+VARIANTS: dict[str, Callable[[Sequence[Letters], LabelScores], LabelScores] | None] = {
+    "all passages together (shipped)": None, "per passage, pooled": pooled, "per passage, averaged": averaged,
+    "pooled and together, averaged": pooled_with_together,
+}
+
+
+def rows_of(dataset: str, case: CaseResult, cache: dict[str, Letters],
+            combine=None) -> list[tuple[tuple[float, ...], Label]]:
+    """The case's rows for the judge's calibration; with ``combine``, that in place of the reading of all together."""
+    case = dataclasses.replace(case, judged=[with_variant(t, cache, combine) for t in case.judged],
+                               whole=[with_variant(t, cache, combine) for t in case.whole])
+    return fitting_rows(dataset, case, "qwen-1.5b")
+
+
+def with_variant(turn: JudgedTurn, cache: dict[str, Letters], combine) -> JudgedTurn:
+    if combine is None or not judge_reads(turn.evidence):
+        return turn
+    claims, passages = judge_inputs(turn.evidence)
+    judgements = tuple(
+        dataclasses.replace(j, fit=dataclasses.replace(
+            j.fit, judge=combine([cache[key(claim, p)] for p in passages], j.fit.judge)))
+        for claim, j in zip(claims, turn.judgements))
+    return dataclasses.replace(turn, judgements=judgements)
+
+
+# Per-passage letters as extra features beside the shipped reading (which stays in the row as it is).
+EXTRAS: dict[str, Callable[[Sequence[Letters]], tuple[float, ...]]] = {
+    "shipped row alone": lambda pp: (),
+    "+ passages' letters averaged": lambda pp: tuple(sum(p[i] for p in pp) / len(pp) for i in range(3)),
+    "+ most supporting and most refuting passage": lambda pp: (max(p[0] for p in pp), max(p[1] for p in pp)),
+}
+
+
+def extra_rows(run, cache: dict[str, Letters], extra, odd: bool) -> tuple[list[tuple[float, ...]], list]:
+    """One row per case of the chosen half: its whole turn's shipped features, then the extra ones."""
+    rows, labels = [], []
+    for case in run.cases:
+        if case.position % 2 != odd:
+            continue
+        [(row, label)] = rows_of(run.dataset, case, cache)
+        claims, passages = judge_inputs(case.whole[0].evidence)
+        rows.append(tuple(row) + extra([cache[key(claims[0], p)] for p in passages]))
+        labels.append(label)
+    return rows, labels
+
+
+def macro_f1(predicted: Sequence, gold: Sequence) -> float:
+    f1s = []
+    for label in set(gold):
+        tp = sum(p is label and g is label for p, g in zip(predicted, gold))
+        precision, recall = tp / max(1, sum(p is label for p in predicted)), tp / max(1, sum(g is label for g in gold))
+        f1s.append(2 * precision * recall / (precision + recall) if tp else 0.0)
+    return sum(f1s) / len(f1s)
+
+
+def held_out(cache_path: Path, paths: Sequence[Path]) -> None:
+    """Fit on the even rows of these files together, then read each file's odd rows: each row's whole claim,
+    without the rest of the pipeline; rows right with one fit and wrong with the shipped one are counted."""
+    cache = json.loads(cache_path.read_text())
+    runs = [load_judgements(path) for path in paths]
+    shipped: dict[str, list[bool]] = {}
+    for name, extra in EXTRAS.items():
+        rows, labels = [], []
+        for run in runs:
+            r, g = extra_rows(run, cache, extra, odd=False)
+            rows += r
+            labels += g
+        fitted = cross_validated_fit(rows, labels, source=name)
+        print(fitted.source)
+        for run in runs:
+            rows, gold = extra_rows(run, cache, extra, odd=True)
+            predicted = [fitted.combine(r).best() for r in rows]
+            right = [p is g for p, g in zip(predicted, gold)]
+            base = shipped.setdefault(run.dataset, right)
+            print(f"  {run.dataset} odd rows: accuracy {sum(right) / len(right):.3f},"
+                  f" macro-F1 {macro_f1(predicted, gold):.3f}; right only with this fit"
+                  f" {sum(a and not b for a, b in zip(right, base))}, only with the shipped row"
+                  f" {sum(b and not a for a, b in zip(right, base))}")
+
+
+def auc(positives: Sequence[float], negatives: Sequence[float]) -> float:
+    return sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives) / (len(positives) * len(negatives))
+
+
+def cv(cache_path: Path, path: Path) -> None:
+    cache = json.loads(cache_path.read_text())
+    run = load_judgements(path)
+    even = [c for c in run.cases if c.position % 2 == 0]
+    # How well each reading's letter for a label tells that label's claims from the rest (whole claims).
+    for name, combine in VARIANTS.items():
+        letters = [(Label(c.gold), with_variant(c.whole[0], cache, combine).judgements[0].fit.judge) for c in even]
+        print(f"AUC, {name}: " + ", ".join(
+            f"{label.value} {auc([s.of(label) for g, s in letters if g is label], [s.of(label) for g, s in letters if g is not label]):.3f}"
+            for label in Label))
+    for name, combine in VARIANTS.items():
+        rows, labels = [], []
+        for case in even:
+            for row, label in rows_of(run.dataset, case, cache, combine):
+                rows.append(row)
+                labels.append(label)
+        fitted = cross_validated_fit(rows, labels, source=name)
+        print(f"{fitted.source} ({len(rows)} rows)")
+    for name, extra in EXTRAS.items():
+        print(cross_validated_fit(*extra_rows(run, cache, extra, odd=False), source=name).source)
+
+
+if __name__ == "__main__":
+    command, first, *files = sys.argv[1:]
+    paths = [Path(f) for f in files if not f.startswith("--")]
+    if command == "read":
+        asyncio.run(read(Path(first), paths[0], "--even" in files))
+    elif command == "cv":
+        cv(Path(first), paths[0])
+    elif command == "held-out":
+        held_out(Path(first), paths)
