@@ -207,7 +207,7 @@ class StageRunner:
         p = self.pipeline
         if turn.role is Role.ASSISTANT:
             claimset = await segment(turn, memory.lines, p.model, p.prompts.segment, p.parser, p.nli,
-                                     memory.people)
+                                     memory.people, p.judge)
             outputs.append((self.topics.claimsets, claimset))
         line = ContextLine(role=turn.role, text=turn.text[:2000])
         # Parsing the line that drops out of the window is CPU work: off the loop.

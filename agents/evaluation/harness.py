@@ -139,7 +139,7 @@ async def _check_turn(
 ) -> tuple[Label, Label]:
     """Pipeline label and model-alone label for one turn; records timings and the raw judgements."""
     p = pipeline.prompts
-    claimset = await segment(turn, context, pipeline.model, p.segment, pipeline.parser, pipeline.nli)
+    claimset = await segment(turn, context, pipeline.model, p.segment, pipeline.parser, pipeline.nli, judge=pipeline.judge)
     evidence = assemble_evidence(claimset, passages)
     judged, clock = await judge(evidence, pipeline.model, pipeline.nli, p.verify, pipeline.judge)
     sufficiency, sufficiency_timing = assess_sufficiency(evidence, [j.fit for j in judged], pipeline.sufficiency)

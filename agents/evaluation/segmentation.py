@@ -23,11 +23,12 @@ from agents.errors import InputError
 from agents.evaluation.datasets import read_averitec, read_diahalu, read_halueval
 from agents.evaluation.harness import CaseResult, Progress
 from agents.inputs import read_jsonl
+from agents.model.judge import JudgeRunner
 from agents.model.nli import NliRunner
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
 from agents.parsing import SentenceParser
-from agents.stages.restatements import group_of
+from agents.stages.restatements import group_of, shares_a_fact
 from agents.stages.segment import classify_sentence, invented_values, render_context, segment
 from agents.stages.standalone import (
     PERSON_PRONOUNS,
@@ -36,19 +37,15 @@ from agents.stages.standalone import (
     near_duplicate,
     opens_with_placeholder_it,
     person_referent,
-    stems,
 )
-from agents.text import answer_part, numbers, sentences, value_names
+from agents.text import answer_part, sentences
 from schemas import ClaimSet, ContextLine, Role, SkipReason, Turn
 
 # What the issue asks of segmentation (shares of claims or factual turns).
 TARGETS = {"unresolved_share": 0.03, "duplicate_pairs": 0, "factual_without_claim_share": 0.02, "user_text_claims": 0}
 # Near-duplicates are counted with the stage's own rule, which has already dropped every pair it finds, so
-# that count is 0 by construction. Pairs sharing this much of their word stems and the very same names and
-# numbers are counted apart as possible restatements the rule let through ("Snoring could cause sleep apnea"
-# / "Snoring could lead to sleep apnea"), to be read by hand: many are distinct claims ("X was a writer" /
-# "X was a producer").
-RESTATEMENT_OVERLAP = 0.4
+# that count is 0 by construction. Pairs that may say one fact in other words (restatements.shares_a_fact) and
+# were not grouped are counted apart as possible restatements, to be read by hand: many are distinct claims.
 
 
 TurnKey = tuple[str, str]  # (conversation_id, turn_id)
@@ -168,7 +165,7 @@ def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimS
         elif group_of(first) == group_of(second):
             report.grouped_restatements += 1
             report.note("restatement grouped (both judged, reported once)", f"{a} | {b}")
-        elif possible_restatement(a, b):
+        elif shares_a_fact(a, b):
             report.possible_restatements += 1
             report.note("possible restatement (read by hand)", f"{a} | {b}")
     said = f"{item.turn.text}\n{render_context(item.context)}"
@@ -181,14 +178,6 @@ def score_turn(report: SegmentationReport, item: TurnInContext, claimset: ClaimS
             report.note("dropped: says the opposite of the turn", f"{span.text} | turn: {item.turn.text}")
 
 
-def possible_restatement(a: str, b: str) -> bool:
-    """Two claims the duplicate rule keeps that may still say one thing: see RESTATEMENT_OVERLAP."""
-    wa, wb = stems(a), stems(b)
-    if not wa or not wb or numbers(a) != numbers(b) or value_names(a) != value_names(b):
-        return False
-    return len(wa & wb) / len(wa | wb) >= RESTATEMENT_OVERLAP
-
-
 async def evaluate_segmentation(
     items: Sequence[TurnInContext],
     model: ModelRunner,
@@ -198,13 +187,15 @@ async def evaluate_segmentation(
     name: str,
     show_progress: bool = True,
     claims_out: dict[TurnKey, list[str]] | None = None,
+    judge: JudgeRunner | None = None,
 ) -> SegmentationReport:
-    """The report over ``items``; ``claims_out``, when given, receives each turn's claims (for :func:`claim_drift`)."""
+    """The report over ``items``; ``claims_out``, when given, receives each turn's claims (for :func:`claim_drift`);
+    ``judge``: the optional judge, which reads possible restatements the cross-encoder left apart."""
     report = SegmentationReport(file=name)
     progress = Progress(len(items), "segmentation") if show_progress else None
     started = time.perf_counter()
     for item in items:
-        claimset = await segment(item.turn, item.context, model, prompt, parser, nli)
+        claimset = await segment(item.turn, item.context, model, prompt, parser, nli, judge=judge)
         score_turn(report, item, claimset, parser)
         if claims_out is not None:
             claims_out[(item.turn.conversation_id, item.turn.turn_id)] = [c.text for c in claimset.claims]
@@ -259,8 +250,8 @@ def format_segmentation(r: SegmentationReport) -> str:
         " with no one named: no claim, and not counted as factual)",
         f"near-duplicate pairs:            {r.duplicate_pairs} by the stage's own rule, which drops them"
         " (so 0 says nothing of the target: 0)",
-        f"  restatements grouped:          {r.grouped_restatements} pairs (read by the cross-encoder as one fact:"
-        " both judged, corrections and alerts name them once)",
+        f"  restatements grouped:          {r.grouped_restatements} pairs (read as one fact by the cross-encoder,"
+        " or by the judge: both judged, corrections and alerts name them once)",
         f"  possible restatements left:    {r.possible_restatements} = {r.possible_restatements / max(r.turns, 1):.3f}"
         " per turn (ungrouped; same names and numbers, most words shared; read them, some are distinct claims)",
         f"factual turns without a claim:   {r.factual_without_claim} = {r.factual_without_claim_share:.1%}"

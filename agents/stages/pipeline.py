@@ -88,7 +88,7 @@ class Pipeline:
     ) -> CheckResult:
         """``passages``: the evidence, as the retriever would have found it; a turn with its own documents
         (``Turn.grounding``) is checked against those instead."""
-        claimset = await segment(turn, context, self.model, self.prompts.segment, self.parser, self.nli)
+        claimset = await segment(turn, context, self.model, self.prompts.segment, self.parser, self.nli, judge=self.judge)
         evidence = await retrieve(claimset, GivenPassages(passages), self.model, self.sources_prompt)
         verdict = await verify(evidence, self.model, self.nli, self.prompts.verify, self.calibration, self.sufficiency,
                                self.selective, self.judge)

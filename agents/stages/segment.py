@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agents.evidence.passages import day_of, grounding_passages
+from agents.model.judge import JudgeRunner
 from agents.model.nli import NliRunner
 from agents.model.prompting import PromptTemplate
 from agents.model.runner import ModelRunner
@@ -38,7 +39,7 @@ from agents.parsing import SentenceParser
 from agents.stages.conversation_memory import REMEMBERED_TURNS, add_people, people_before
 from agents.stages.faithfulness import contradicting_claims
 from agents.stages.instructions import is_instruction, split_at_instruction
-from agents.stages.restatements import restatement_links
+from agents.stages.restatements import judge_links, restatement_links
 from agents.stages.standalone import (
     drop_duplicates,
     is_bare_answer,
@@ -221,12 +222,14 @@ async def segment(
     parser: SentenceParser,
     nli: NliRunner,
     people: Sequence[str] = (),
+    judge: JudgeRunner | None = None,
 ) -> ClaimSet:
     """The claims of ``turn``. ``context``: the conversation before it, as far as the caller has it; the
     last :data:`REMEMBERED_TURNS` lines are read whole, older ones only for the people they name.
     ``nli``: the evidence cross-encoder, which tells a proposed claim that contradicts the turn.
     ``people``: people named before ``context`` begins, most recent last (a worker's
-    :class:`~agents.stages.conversation_memory.ConversationMemory` keeps them)."""
+    :class:`~agents.stages.conversation_memory.ConversationMemory` keeps them).
+    ``judge``: the optional judge, which also reads possible restatements the cross-encoder left apart."""
     clock = StageClock("segment")
     skipped: list[SkippedSpan] = []
     parts = [part for whole in sentences(turn.text) for part in split_at_instruction(whole)]
@@ -296,6 +299,10 @@ async def segment(
     reading = time.perf_counter()
     links = await restatement_links(claim_texts, nli)
     clock.encoder_seconds += time.perf_counter() - reading
+    if judge is not None:
+        asking = time.perf_counter()
+        links = await judge_links(claim_texts, links, judge)
+        clock.model_seconds += time.perf_counter() - asking  # as in the verify stage: the judge is a model
     return claimset_for(turn, context, claim_texts, skipped, (clock.stop(),), restates=links)
 
 

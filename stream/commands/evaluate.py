@@ -87,7 +87,7 @@ async def rejudge_changed(args: argparse.Namespace, pipeline: Pipeline, saved: E
     made: dict[TurnKey, list[str]] = {}
     async with pipeline.model:
         await evaluate_segmentation(dialogue_turns(args.file, args.limit), pipeline.model, pipeline.prompts.segment,
-                                    pipeline.parser, pipeline.nli, args.file.name, not args.quiet, made)
+                                    pipeline.parser, pipeline.nli, args.file.name, not args.quiet, made, pipeline.judge)
         changed = changed_cases(saved.cases, made)
         print(f"{len(changed)} of {len(saved.cases)} cases have other claims today; judging them again"
               + (f": {', '.join(changed[:10])}{' ...' if len(changed) > 10 else ''}" if changed else ""))
@@ -122,7 +122,7 @@ async def run_segmentation_eval(args: argparse.Namespace, settings: Settings) ->
     async with pipeline.model:
         report = await evaluate_segmentation(
             items, pipeline.model, pipeline.prompts.segment, pipeline.parser, pipeline.nli, args.file.name,
-            not args.quiet, made
+            not args.quiet, made, pipeline.judge
         )
     print(format_segmentation(report))
     drift: list[str] = []

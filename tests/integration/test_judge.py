@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from agents.model.judge import JUDGE_MODEL, JudgeRunner, judge_runner
+from agents.stages.restatements import judge_links, restatement_links
 from schemas import Label
 from stream.settings import Settings
 
@@ -42,3 +43,15 @@ async def test_the_same_claim_and_evidence_read_the_same_whatever_came_before() 
     finally:
         fresh.close()
     assert again == first and again.best() is Label.FALSE
+
+
+async def test_the_real_judge_groups_a_looser_rewording_and_keeps_claims_of_other_roles_apart(qwen: JudgeRunner, nli) -> None:
+    # Written for this test. The cross-encoder alone leaves the rewording apart; the judge reads each claim
+    # beside the other as supported. The other pairs share most words but say different things.
+    rewording = ["Lisbon is a lively and historic city in Portugal.", "Lisbon is a vibrant and old city in Portugal."]
+    assert await restatement_links(rewording, nli) == [None, None]
+    assert await judge_links(rewording, [None, None], qwen) == [None, 0]
+    for pair in (["Mara Holt was a painter.", "Mara Holt was a sculptor."],
+                 ["The festival is held in June in Ghent.", "The festival was founded in June in Ghent."],
+                 ["The bridge was designed by Anna Berg.", "The bridge was painted by Anna Berg."]):
+        assert await judge_links(pair, await restatement_links(pair, nli), qwen) == [None, None], pair

@@ -8,7 +8,7 @@ import json
 import sys
 from itertools import combinations
 
-from agents.evaluation.segmentation import possible_restatement
+from agents.stages.restatements import shares_a_fact as possible_restatement
 from agents.stages.standalone import near_duplicate
 
 for line in open(sys.argv[1]):

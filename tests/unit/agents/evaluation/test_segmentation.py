@@ -89,14 +89,8 @@ async def test_a_turn_about_someone_never_named_is_counted_as_skipped_not_as_a_l
 
 
 def test_pairs_the_duplicate_rule_keeps_but_that_may_say_one_thing_are_counted_to_read(parser, tmp_path: Path) -> None:
-    from agents.evaluation.segmentation import SegmentationReport, possible_restatement, score_turn
+    from agents.evaluation.segmentation import SegmentationReport, score_turn
     from agents.stages.segment import claimset_for
-
-    assert possible_restatement("The new dam could cause floods in Tulsa.", "The new dam could lead to floods in Tulsa.")
-    assert possible_restatement("Ann Lee was a writer.", "Ann Lee was a singer.")  # read by hand: distinct
-    assert not possible_restatement("The dam opened in 1950.", "The dam opened in 1960.")  # another value
-    assert not possible_restatement("Ann Lee lives in Oslo.", "Ann Lee lives in Bergen.")
-    assert not possible_restatement("The dam could cause floods.", "Tulsa has a large airport.")
 
     first, _ = dialogue_turns(write(tmp_path, DIAHALU))
     report = SegmentationReport(file="x")

