@@ -15,6 +15,9 @@ claims false (docs/research/qwen-profile/README.md, session 31). The examples ar
 read once and kept, so each reading costs about what the one reading did (2.2 to 2.7 s per AVeriTeC claim on
 2 cores) and a claim about twice that; 1.1 GB of weights.
 
+The segment stage asks it too, about pairs of a turn's claims that may say one fact twice: each claim as the
+evidence for the other (agents.stages.restatements.judge_links).
+
 One forward pass per reading, no generation: the letters' probabilities at the first token of the answer.
 The model runs on its own thread, one call at a time.
 """
