@@ -91,11 +91,14 @@ async def judge_links(claims: Sequence[str], links: Sequence[int | None], judge:
     for first, text in enumerate(claims):
         if links[first] is not None:
             continue
-        for j in range(first + 1, len(claims)):
-            if links[j] is not None or not shares_a_fact(text, claims[j]):
-                continue
-            (after,) = await judge.scores([claims[j]], [text])
-            if after.true <= JUDGE_RESTATEMENT_CUT:
+        later = [j for j in range(first + 1, len(claims)) if links[j] is None and shares_a_fact(text, claims[j])]
+        if not later:
+            continue
+        # As restatement_links: every later claim beside this one in one call, then the other way round only
+        # for those read as supported.
+        after = await judge.scores([claims[j] for j in later], [text])
+        for j, reading in zip(later, after):
+            if reading.true <= JUDGE_RESTATEMENT_CUT:
                 continue
             (before,) = await judge.scores([text], [claims[j]])
             if before.true > JUDGE_RESTATEMENT_CUT:

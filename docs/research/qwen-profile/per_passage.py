@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agents.evaluation.harness import CaseResult, JudgedTurn, fitting_rows, load_judgements
+from agents.evaluation.metrics import classification_metrics, roc_area
 from agents.model.judge import judge_runner
 from agents.scoring.calibration import cross_validated_fit
 from agents.stages.verify import judge_inputs, judge_reads
@@ -36,6 +37,7 @@ from schemas import Label, LabelScores
 from stream.settings import Settings
 
 Letters = list[float]  # true, false, unverifiable
+LABEL_NAMES = [label.value for label in Label]
 
 
 def pairs_of(path: Path, even_only: bool) -> list[tuple[str, str]]:
@@ -139,15 +141,6 @@ def extra_rows(run, cache: dict[str, Letters], extra, odd: bool) -> tuple[list[t
     return rows, labels
 
 
-def macro_f1(predicted: Sequence, gold: Sequence) -> float:
-    f1s = []
-    for label in set(gold):
-        tp = sum(p is label and g is label for p, g in zip(predicted, gold))
-        precision, recall = tp / max(1, sum(p is label for p in predicted)), tp / max(1, sum(g is label for g in gold))
-        f1s.append(2 * precision * recall / (precision + recall) if tp else 0.0)
-    return sum(f1s) / len(f1s)
-
-
 def held_out(cache_path: Path, paths: Sequence[Path]) -> None:
     """Fit on the even rows of these files together, then read each file's odd rows: each row's whole claim,
     without the rest of the pipeline; rows right with one fit and wrong with the shipped one are counted."""
@@ -166,15 +159,12 @@ def held_out(cache_path: Path, paths: Sequence[Path]) -> None:
             rows, gold = extra_rows(run, cache, extra, odd=True)
             predicted = [fitted.combine(r).best() for r in rows]
             right = [p is g for p, g in zip(predicted, gold)]
+            scored = classification_metrics([g.value for g in gold], [p.value for p in predicted], LABEL_NAMES)
             base = shipped.setdefault(run.dataset, right)
             print(f"  {run.dataset} odd rows: accuracy {sum(right) / len(right):.3f},"
-                  f" macro-F1 {macro_f1(predicted, gold):.3f}; right only with this fit"
+                  f" macro-F1 {scored.macro_f1:.3f}; right only with this fit"
                   f" {sum(a and not b for a, b in zip(right, base))}, only with the shipped row"
                   f" {sum(b and not a for a, b in zip(right, base))}")
-
-
-def auc(positives: Sequence[float], negatives: Sequence[float]) -> float:
-    return sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives) / (len(positives) * len(negatives))
 
 
 def cv(cache_path: Path, path: Path) -> None:
@@ -185,7 +175,7 @@ def cv(cache_path: Path, path: Path) -> None:
     for name, combine in VARIANTS.items():
         letters = [(Label(c.gold), with_variant(c.whole[0], cache, combine).judgements[0].fit.judge) for c in even]
         print(f"AUC, {name}: " + ", ".join(
-            f"{label.value} {auc([s.of(label) for g, s in letters if g is label], [s.of(label) for g, s in letters if g is not label]):.3f}"
+            f"{label.value} {roc_area([s.of(label) for g, s in letters if g is label], [s.of(label) for g, s in letters if g is not label]):.3f}"
             for label in Label))
     for name, combine in VARIANTS.items():
         rows, labels = [], []

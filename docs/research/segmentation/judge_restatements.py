@@ -17,13 +17,10 @@ import asyncio
 
 from nli_restatements import pairs
 
+from agents.evaluation.metrics import roc_area
 from agents.model.judge import judge_runner
 from agents.stages.restatements import JUDGE_RESTATEMENT_CUT
 from stream.settings import Settings
-
-
-def auc(positives: list[float], negatives: list[float]) -> float:
-    return sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives) / (len(positives) * len(negatives))
 
 
 async def main() -> None:
@@ -42,7 +39,7 @@ async def main() -> None:
     for source, scored in both.items():
         r = [s for label, s in scored if label == "R"]
         d = [s for label, s in scored if label == "D"]
-        print(f"{source}: AUC of the smaller p(supported), R ({len(r)}) against D ({len(d)}): {auc(r, d):.3f}")
+        print(f"{source}: AUC of the smaller p(supported), R ({len(r)}) against D ({len(d)}): {roc_area(r, d):.3f}")
     distinct = [s for label, s in both["diahalu"] if label == "D"]
     chosen = max(distinct, default=0.0)  # above every DiaHalu distinct pair
     for cut, why in ((chosen, "chosen on DiaHalu"), (JUDGE_RESTATEMENT_CUT, "as shipped")):
