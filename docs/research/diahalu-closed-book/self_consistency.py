@@ -16,18 +16,12 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
+from agents.evaluation.metrics import roc_area
 from agents.model.nli import CLAIM_TOKENS
 from agents.model.onnx_nli import OnnxPairClassifier
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT.parent / "shared" / "data" / "diahalu" / "dev-public.jsonl"
-
-
-def auc(positive: list[float], negative: list[float]) -> float:
-    p, n = np.array(positive), np.array(negative)
-    return float((p[:, None] > n[None, :]).mean() + 0.5 * (p[:, None] == n[None, :]).mean())
 
 
 def main(claims_path: str) -> None:
@@ -55,13 +49,13 @@ def main(claims_path: str) -> None:
     marked = [s for s in scored if s[1] in rows[s[0]]["hallucinated_turns"]]
     rest = [s for s in scored if s[1] not in rows[s[0]]["hallucinated_turns"]]
     print(f"{len(scored)} claims with an earlier claim in their dialogue, {len(marked)} in turns marked hallucinated")
-    print(f"  claim AUC (marked turns vs the rest)       {auc([s[3] for s in marked], [s[3] for s in rest]):.3f}")
+    print(f"  claim AUC (marked turns vs the rest)       {roc_area([s[3] for s in marked], [s[3] for s in rest]):.3f}")
     top: dict[str, float] = {}
     for conv, _, _, score, _ in scored:
         top[conv] = max(top.get(conv, -9.0), score)
     hallucinated = [v for c, v in top.items() if rows[c]["label"] == "hallucination"]
     factual = [v for c, v in top.items() if rows[c]["label"] == "factual"]
-    print(f"  dialogue AUC (highest score per dialogue)  {auc(hallucinated, factual):.3f}")
+    print(f"  dialogue AUC (highest score per dialogue)  {roc_area(hallucinated, factual):.3f}")
     for threshold in (2.0, 3.0, 4.0):
         caught = sum(v > threshold for v in hallucinated)
         false_alarms = sum(v > threshold for v in factual)
