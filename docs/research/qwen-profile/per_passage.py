@@ -10,6 +10,8 @@ so a later run reads only pairs it has not read yet:
     python docs/research/qwen-profile/per_passage.py cv CACHE.json docs/results/averitec-judgements.json
     python docs/research/qwen-profile/per_passage.py held-out CACHE.json docs/results/averitec-judgements.json \
         [docs/results/atomic-judgements.json]
+    python docs/research/qwen-profile/per_passage.py splits CACHE.json docs/results/averitec-judgements.json \
+        [docs/results/atomic-judgements.json]
 
 ``cv`` prints, over the even rows of one file only, how well each reading's letters tell each label's claims
 from the rest (AUC), and compares 5-fold cross-validated fits that differ only in what
@@ -17,6 +19,8 @@ stands for the judge: its reading of all passages together (as shipped), the per
 most supporting and the most refuting passage), or both, and fits that keep the shipped reading and add the
 per-passage letters as features. ``held-out`` then fits each of the latter on the even rows of that file
 (or files) and reads the odd rows (each row's whole claim, without the rest of the pipeline): a paired check.
+``splits`` (session 34) compares the same fits over 60 random halves of the first file's rows instead of the
+one even/odd split.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import random
+import statistics
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -189,6 +195,45 @@ def cv(cache_path: Path, path: Path) -> None:
         print(cross_validated_fit(*extra_rows(run, cache, extra, odd=False), source=name).source)
 
 
+def splits(cache_path: Path, paths: Sequence[Path], repeats: int = 60) -> None:
+    """Session 34: the first file's rows (both halves) split at random in two, ``repeats`` times: fit on one half
+    with the other files' even rows (as the judge's calibration is fitted on the atomic rows), read the other half
+    and the other files' odd rows; each extra against the shipped row alone, split by split."""
+    cache = json.loads(cache_path.read_text())
+    first, *others = [load_judgements(path) for path in paths]
+    accuracies: dict[str, list[float]] = {}
+    for name, extra in EXTRAS.items():
+        rows = [row for odd in (False, True) for row in zip(*extra_rows(first, cache, extra, odd))]
+        fixed = [row for run in others for row in zip(*extra_rows(run, cache, extra, False))]
+        kept = [row for run in others for row in zip(*extra_rows(run, cache, extra, True))]
+        rng = random.Random(1)
+        results = []
+        for _ in range(repeats):
+            order = list(range(len(rows)))
+            rng.shuffle(order)
+            train = [rows[i] for i in order[: len(rows) // 2]] + fixed
+            fitted = cross_validated_fit([x for x, _ in train], [y for _, y in train], source=name)
+
+            def read(part):
+                predicted = [fitted.combine(x).best().value for x, _ in part]
+                gold = [y.value for _, y in part]
+                return (sum(p == g for p, g in zip(predicted, gold)) / len(gold),
+                        classification_metrics(gold, predicted, LABEL_NAMES).macro_f1)
+
+            results.append(read([rows[i] for i in order[len(rows) // 2:]]) + (read(kept)[0] if kept else float("nan"),))
+        accuracies[name] = [r[0] for r in results]
+        print(f"{name}: {first.dataset} other half accuracy {statistics.mean(r[0] for r in results):.3f},"
+              f" macro-F1 {statistics.mean(r[1] for r in results):.3f}; other files' odd rows accuracy"
+              f" {statistics.mean(r[2] for r in results):.3f} ({repeats} random halves)")
+    base = accuracies["shipped row alone"]
+    for name, values in accuracies.items():
+        if values is base:
+            continue
+        gains = [a - b for a, b in zip(values, base)]
+        print(f"{name} against the shipped row: mean {statistics.mean(gains):+.3f} (sd {statistics.pstdev(gains):.3f}),"
+              f" more accurate in {sum(g > 0 for g in gains)}, less in {sum(g < 0 for g in gains)} of {repeats} splits")
+
+
 if __name__ == "__main__":
     command, first, *files = sys.argv[1:]
     paths = [Path(f) for f in files if not f.startswith("--")]
@@ -198,3 +243,5 @@ if __name__ == "__main__":
         cv(Path(first), paths[0])
     elif command == "held-out":
         held_out(Path(first), paths)
+    elif command == "splits":
+        splits(Path(first), paths)
