@@ -33,6 +33,7 @@ import statistics
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from agents.evaluation.harness import CaseResult, JudgedTurn, fitting_rows, load_judgements
 from agents.evaluation.metrics import classification_metrics, roc_area
@@ -147,30 +148,39 @@ def extra_rows(run, cache: dict[str, Letters], extra, odd: bool) -> tuple[list[t
     return rows, labels
 
 
-def held_out(cache_path: Path, paths: Sequence[Path]) -> None:
-    """Fit on the even rows of these files together, then read each file's odd rows: each row's whole claim,
-    without the rest of the pipeline; rows right with one fit and wrong with the shipped one are counted."""
-    cache = json.loads(cache_path.read_text())
-    runs = [load_judgements(path) for path in paths]
-    shipped: dict[str, list[bool]] = {}
-    for name, extra in EXTRAS.items():
+RowsOf = Callable[[Any, bool], tuple[list[tuple[float, ...]], list[Label]]]  # (run, odd) -> rows, labels
+
+
+def paired_held_out(runs: Sequence[Any], variants: dict[str, RowsOf]) -> None:
+    """Each variant fitted on the even rows of ``runs`` together, then each run's odd rows read apart; the rows a
+    variant gets right and the first variant does not (and the reverse) are counted. Shared with reasoned.py."""
+    first: dict[str, list[bool]] = {}
+    for name, rows_of in variants.items():
         rows, labels = [], []
         for run in runs:
-            r, g = extra_rows(run, cache, extra, odd=False)
+            r, g = rows_of(run, False)
             rows += r
             labels += g
         fitted = cross_validated_fit(rows, labels, source=name)
         print(fitted.source)
         for run in runs:
-            rows, gold = extra_rows(run, cache, extra, odd=True)
+            rows, gold = rows_of(run, True)
             predicted = [fitted.combine(r).best() for r in rows]
             right = [p is g for p, g in zip(predicted, gold)]
+            base = first.setdefault(run.dataset, right)
             scored = classification_metrics([g.value for g in gold], [p.value for p in predicted], LABEL_NAMES)
-            base = shipped.setdefault(run.dataset, right)
-            print(f"  {run.dataset} odd rows: accuracy {sum(right) / len(right):.3f},"
+            print(f"  {run.dataset} odd rows ({len(rows)}): accuracy {sum(right) / len(right):.3f},"
                   f" macro-F1 {scored.macro_f1:.3f}; right only with this fit"
-                  f" {sum(a and not b for a, b in zip(right, base))}, only with the shipped row"
+                  f" {sum(a and not b for a, b in zip(right, base))}, only with the first fit"
                   f" {sum(b and not a for a, b in zip(right, base))}")
+
+
+def held_out(cache_path: Path, paths: Sequence[Path]) -> None:
+    """Fit on the even rows of these files together, then read each file's odd rows: each row's whole claim,
+    without the rest of the pipeline; rows right with one fit and wrong with the shipped one are counted."""
+    cache = json.loads(cache_path.read_text())
+    paired_held_out([load_judgements(path) for path in paths],
+                    {name: (lambda run, odd, extra=extra: extra_rows(run, cache, extra, odd)) for name, extra in EXTRAS.items()})
 
 
 def cv(cache_path: Path, path: Path) -> None:

@@ -42,6 +42,9 @@ from agents.stages.verify import judge_inputs, judge_reads
 from schemas import Label, LabelScores
 from stream.settings import Settings
 
+sys.path.insert(0, str(Path(__file__).parent))
+from per_passage import paired_held_out  # noqa: E402
+
 REASON_TOKENS = 96  # a sentence or two; the model rarely needs more before "Answer:"
 LABEL_NAMES = [label.value for label in Label]
 
@@ -189,25 +192,8 @@ def compare(cache_path: Path, paths: list[Path]) -> None:
             print(f"{run.dataset} even rows, AUC of the {name} letters: " + ", ".join(
                 f"{label.value} {roc_area([s.of(label) for g, s in letters if g is label], [s.of(label) for g, s in letters if g is not label]):.3f}"
                 for label in Label if any(g is label for g, _ in letters)))
-    base: dict[str, list[bool]] = {}
-    for variant in VARIANTS:
-        rows, labels = [], []
-        for run in runs:
-            r, g = variant_rows(run, cache, variant, odd=False)
-            rows += r
-            labels += g
-        fitted = cross_validated_fit(rows, labels, source=variant)
-        print(fitted.source)
-        for run in runs:
-            rows, gold = variant_rows(run, cache, variant, odd=True)
-            predicted = [fitted.combine(r).best() for r in rows]
-            right = [p is g for p, g in zip(predicted, gold)]
-            shipped = base.setdefault(run.dataset, right)
-            scored = classification_metrics([g.value for g in gold], [p.value for p in predicted], LABEL_NAMES)
-            print(f"  {run.dataset} odd rows ({len(rows)}): accuracy {sum(right) / len(right):.3f},"
-                  f" macro-F1 {scored.macro_f1:.3f}; right only with this fit"
-                  f" {sum(a and not b for a, b in zip(right, shipped))}, only with the shipped row"
-                  f" {sum(b and not a for a, b in zip(right, shipped))}")
+    paired_held_out(runs, {variant: (lambda run, odd, variant=variant: variant_rows(run, cache, variant, odd))
+                           for variant in VARIANTS})
 
 
 def splits(cache_path: Path, paths: list[Path], repeats: int = 20) -> None:
