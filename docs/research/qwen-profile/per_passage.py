@@ -205,18 +205,17 @@ def cv(cache_path: Path, path: Path) -> None:
         print(cross_validated_fit(*extra_rows(run, cache, extra, odd=False), source=name).source)
 
 
-def splits(cache_path: Path, paths: Sequence[Path], repeats: int = 60) -> None:
-    """Session 34: the first file's rows (both halves) split at random in two, ``repeats`` times: fit on one half
-    with the other files' even rows (as the judge's calibration is fitted on the atomic rows), read the other half
-    and the other files' odd rows; each extra against the shipped row alone, split by split."""
-    cache = json.loads(cache_path.read_text())
-    first, *others = [load_judgements(path) for path in paths]
+Rows = list[tuple[tuple[float, ...], Label]]
+
+
+def compare_over_halves(variants: dict[str, tuple[Rows, Rows, Rows]], dataset: str, repeats: int, seed: int) -> None:
+    """Session 34: each variant's (rows, fixed, kept): ``rows`` are one file's rows, both halves, split at random in
+    two ``repeats`` times (the same splits for every variant); a fit on one half plus ``fixed`` (other files' even
+    rows, as the judge's calibration is fitted on the atomic rows) reads the other half and ``kept`` (their odd
+    rows). Every variant is set against the first, split by split. Shared with reasoned.py."""
     accuracies: dict[str, list[float]] = {}
-    for name, extra in EXTRAS.items():
-        rows = [row for odd in (False, True) for row in zip(*extra_rows(first, cache, extra, odd))]
-        fixed = [row for run in others for row in zip(*extra_rows(run, cache, extra, False))]
-        kept = [row for run in others for row in zip(*extra_rows(run, cache, extra, True))]
-        rng = random.Random(1)
+    for name, (rows, fixed, kept) in variants.items():
+        rng = random.Random(seed)
         results = []
         for _ in range(repeats):
             order = list(range(len(rows)))
@@ -224,7 +223,7 @@ def splits(cache_path: Path, paths: Sequence[Path], repeats: int = 60) -> None:
             train = [rows[i] for i in order[: len(rows) // 2]] + fixed
             fitted = cross_validated_fit([x for x, _ in train], [y for _, y in train], source=name)
 
-            def read(part):
+            def read(part: Rows) -> tuple[float, float]:
                 predicted = [fitted.combine(x).best().value for x, _ in part]
                 gold = [y.value for _, y in part]
                 return (sum(p == g for p, g in zip(predicted, gold)) / len(gold),
@@ -232,16 +231,28 @@ def splits(cache_path: Path, paths: Sequence[Path], repeats: int = 60) -> None:
 
             results.append(read([rows[i] for i in order[len(rows) // 2:]]) + (read(kept)[0] if kept else float("nan"),))
         accuracies[name] = [r[0] for r in results]
-        print(f"{name}: {first.dataset} other half accuracy {statistics.mean(r[0] for r in results):.3f},"
+        print(f"{name}: {dataset} other half accuracy {statistics.mean(accuracies[name]):.3f}"
+              f" ({min(accuracies[name]):.2f} to {max(accuracies[name]):.2f}),"
               f" macro-F1 {statistics.mean(r[1] for r in results):.3f}; other files' odd rows accuracy"
               f" {statistics.mean(r[2] for r in results):.3f} ({repeats} random halves)")
-    base = accuracies["shipped row alone"]
-    for name, values in accuracies.items():
-        if values is base:
-            continue
-        gains = [a - b for a, b in zip(values, base)]
-        print(f"{name} against the shipped row: mean {statistics.mean(gains):+.3f} (sd {statistics.pstdev(gains):.3f}),"
+    first, *rest = accuracies
+    for name in rest:
+        gains = [a - b for a, b in zip(accuracies[name], accuracies[first])]
+        print(f"{name} against {first}: mean {statistics.mean(gains):+.3f} (sd {statistics.pstdev(gains):.3f}),"
               f" more accurate in {sum(g > 0 for g in gains)}, less in {sum(g < 0 for g in gains)} of {repeats} splits")
+
+
+def splits(cache_path: Path, paths: Sequence[Path], repeats: int = 60) -> None:
+    """The per-passage extras over random halves of the first file's rows (:func:`compare_over_halves`)."""
+    cache = json.loads(cache_path.read_text())
+    first, *others = [load_judgements(path) for path in paths]
+    variants = {
+        name: ([row for odd in (False, True) for row in zip(*extra_rows(first, cache, extra, odd))],
+               [row for run in others for row in zip(*extra_rows(run, cache, extra, False))],
+               [row for run in others for row in zip(*extra_rows(run, cache, extra, True))])
+        for name, extra in EXTRAS.items()
+    }
+    compare_over_halves(variants, first.dataset, repeats, seed=1)
 
 
 if __name__ == "__main__":

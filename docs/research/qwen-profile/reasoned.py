@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import random
 import sys
 import time
 from pathlib import Path
@@ -34,19 +33,17 @@ from pathlib import Path
 import numpy as np
 
 from agents.evaluation.harness import CaseResult, fitting_rows, load_judgements
-from agents.evaluation.metrics import classification_metrics, roc_area
+from agents.evaluation.metrics import roc_area
 from agents.model import llama_adapter
 from agents.model.judge import EVIDENCE_CHARS, LETTERS, packaged_model
-from agents.scoring.calibration import cross_validated_fit
 from agents.stages.verify import judge_inputs, judge_reads
 from schemas import Label, LabelScores
 from stream.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).parent))
-from per_passage import paired_held_out  # noqa: E402
+from per_passage import compare_over_halves, paired_held_out  # noqa: E402
 
 REASON_TOKENS = 96  # a sentence or two; the model rarely needs more before "Answer:"
-LABEL_NAMES = [label.value for label in Label]
 
 PROMPT = """<|im_start|>system
 You check facts against evidence. Think in one or two short sentences, then answer.<|im_end|>
@@ -197,46 +194,18 @@ def compare(cache_path: Path, paths: list[Path]) -> None:
 
 
 def splits(cache_path: Path, paths: list[Path], repeats: int = 20) -> None:
-    """The first file's rows (both halves) split at random in two, ``repeats`` times: fit on one half (with the
-    other files' even rows, as the shipped recipe fits on the atomic rows), read the other; shipped row against
-    shipped row + reasoned letters. One even/odd split of 100 claims moves by several claims on its own."""
+    """Shipped row against shipped row + reasoned letters over random halves of the first file's rows
+    (per_passage.compare_over_halves). One even/odd split of 100 claims moves by several claims on its own."""
     cache = json.loads(cache_path.read_text())
-    runs = [load_judgements(path) for path in paths]
+    first, *others = [load_judgements(path) for path in paths]
 
-    def rows(variant: str) -> list[tuple[str, bool, tuple[float, ...], Label]]:
-        out = []
-        for run in runs:
-            for odd in (False, True):
-                r, g = variant_rows(run, cache, variant, odd)
-                out += [(run.dataset, odd, x, y) for x, y in zip(r, g)]
-        return out
+    def rows(runs, variant: str, halves: tuple[bool, ...]) -> list[tuple[tuple[float, ...], Label]]:
+        return [row for run in runs for odd in halves for row in zip(*variant_rows(run, cache, variant, odd))]
 
-    data = {variant: rows(variant) for variant in ("shipped", "shipped + reasoned letters")}
-    first = runs[0].dataset
-    mine = [i for i, row in enumerate(data["shipped"]) if row[0] == first]
-    always = [i for i, row in enumerate(data["shipped"]) if row[0] != first and not row[1]]
-    rng = random.Random(0)
-    totals = {variant: [0.0, 0.0] for variant in data}
-    better = 0
-    for n in range(repeats):
-        order = mine[:]
-        rng.shuffle(order)
-        train, test = order[: len(order) // 2] + always, order[len(order) // 2:]
-        accuracies = []
-        for variant, rows_ in data.items():
-            fitted = cross_validated_fit([rows_[i][2] for i in train], [rows_[i][3] for i in train], source=variant)
-            predicted = [fitted.combine(rows_[i][2]).best() for i in test]
-            gold = [rows_[i][3] for i in test]
-            accuracy = sum(p is g for p, g in zip(predicted, gold)) / len(gold)
-            f1 = classification_metrics([g.value for g in gold], [p.value for p in predicted], LABEL_NAMES).macro_f1
-            totals[variant][0] += accuracy / repeats
-            totals[variant][1] += f1 / repeats
-            accuracies.append(accuracy)
-        better += accuracies[1] > accuracies[0]
-        print(f"split {n}: shipped {accuracies[0]:.3f}, + reasoned letters {accuracies[1]:.3f}", flush=True)
-    for variant, (accuracy, f1) in totals.items():
-        print(f"{variant}: mean accuracy {accuracy:.3f}, mean macro-F1 {f1:.3f} over {repeats} splits")
-    print(f"+ reasoned letters more accurate in {better} of {repeats} splits")
+    variants = {variant: (rows([first], variant, (False, True)), rows(others, variant, (False,)),
+                          rows(others, variant, (True,)))
+                for variant in ("shipped", "shipped + reasoned letters")}
+    compare_over_halves(variants, first.dataset, repeats, seed=0)
 
 
 if __name__ == "__main__":
