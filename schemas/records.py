@@ -264,6 +264,9 @@ class EvidenceFit:
     # The optional judge's letters for the claim beside retrieved evidence (agents.model.judge); None when no
     # judge read it (the default, and every turn checked against its own documents).
     judge: LabelScores | None = None
+    # The judge's letters for the claim beside each passage alone, averaged over the passages; None as above,
+    # and in records made before the judge read passages one by one.
+    judge_each: LabelScores | None = None
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from typing import Protocol
 
 import orjson
 
-from agents.model.judge import judge_prompt
+from agents.model.judge import judge_prompt, judge_views
 from agents.model.prompting import PromptTemplate
 from agents.stages.verify import Judgement, VerifyPrompts, judge_inputs, verify_prompt
 from schemas import Evidence
@@ -72,7 +72,8 @@ def staleness(run_digest: str, cases: Iterable[SavedCase], prompts: VerifyPrompt
 
 def judge_digest(cases: Iterable[SavedCase], templates: Sequence[PromptTemplate]) -> str:
     """A hash of every judge prompt behind the judge letters the cases keep (each of ``templates``, the
-    judge's readings, for every claim with letters), in case order; "" when no claim has any."""
+    judge's readings, beside each of :func:`judge_views`, for every claim with letters), in case order; ""
+    when no claim has any."""
     digest = hashlib.sha256()
     read = False
     for case in cases:
@@ -83,7 +84,8 @@ def judge_digest(cases: Iterable[SavedCase], templates: Sequence[PromptTemplate]
                     continue  # the judge did not read it (no judge, no evidence, or the turn's own documents)
                 read = True
                 for template in templates:
-                    digest.update(orjson.dumps(judge_prompt(template, claim, passages)))
+                    for view in judge_views(passages):
+                        digest.update(orjson.dumps(judge_prompt(template, claim, view)))
     return digest.hexdigest()[:16] if read else ""
 
 

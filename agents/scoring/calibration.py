@@ -67,6 +67,12 @@ FEATURE_NAMES: tuple[str, ...] = (
     "nli_evidence_then_claim",
     "nli_claim_then_evidence",
 )
+# A calibration fitted on a judge's letters reads these too, after FEATURE_NAMES (agents.model.judge).
+JUDGE_FEATURE_NAMES: tuple[str, ...] = FEATURE_NAMES + (
+    "judge_each_p_true",
+    "judge_each_p_false",
+    "judge_each_p_unverifiable",
+)
 LABELS: tuple[Label, ...] = tuple(Label)
 DEFAULT_PATH = Path(__file__).parent / "verify_calibration.json"
 # The calibration shipped for each judge (agents.model.judge.JUDGES): fitted on its letters.
@@ -102,11 +108,16 @@ class VerifyCalibration:
             return self.grounded
         return self.closed_book if closed_book and self.closed_book is not None else self
 
+    @property
+    def feature_names(self) -> tuple[str, ...]:
+        return feature_names(self.judge)
+
     @classmethod
-    def identity(cls) -> VerifyCalibration:
-        n = len(FEATURE_NAMES)
+    def identity(cls, judge: str | None = None) -> VerifyCalibration:
+        """Weights that keep the first three features' ranking: the model's label scores, or the judge's letters."""
+        n = len(feature_names(judge))
         weights = tuple(tuple(1.0 if j == i else 0.0 for j in range(n)) for i in range(len(LABELS)))
-        return cls(weights=weights, bias=(0.0,) * len(LABELS))
+        return cls(weights=weights, bias=(0.0,) * len(LABELS), judge=judge)
 
     def combine(self, features: Sequence[float]) -> LabelScores:
         x = np.asarray(features, dtype=float)
@@ -136,7 +147,8 @@ class VerifyCalibration:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str) -> VerifyCalibration:
-        if tuple(data["features"]) != FEATURE_NAMES:
+        names = feature_names(data.get("judge"))
+        if tuple(data["features"]) != names or any(len(row) != len(names) for row in data["weights"]):
             raise InputError(f"calibration {where} was fitted on other features: refit it with"
                              " `halluwatch train-verifier --out OUT.json`")
         bounds = {k: tuple(float(v) for v in data[k]) if data.get(k) is not None else None for k in ("lower", "upper")}
@@ -153,7 +165,7 @@ class VerifyCalibration:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"features": FEATURE_NAMES, "labels": [l.value for l in LABELS], "weights": self.weights,
+        return {"features": self.feature_names, "labels": [l.value for l in LABELS], "weights": self.weights,
                 "bias": self.bias, "source": self.source, "lower": self.lower, "upper": self.upper,
                 "swap_false_rate": self.swap_false_rate, "swap_rows": self.swap_rows,
                 "grounded": self.grounded.to_dict() if self.grounded is not None else None, "judge": self.judge,
@@ -161,6 +173,11 @@ class VerifyCalibration:
 
     def save(self, path: Path) -> None:
         Path(path).write_bytes(orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def feature_names(judge: str | None) -> tuple[str, ...]:
+    """The features a calibration reads, in order: with a judge, its letters beside each passage come last."""
+    return JUDGE_FEATURE_NAMES if judge else FEATURE_NAMES
 
 
 def fit(

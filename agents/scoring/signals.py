@@ -254,3 +254,8 @@ def claim_signals(claim: str, passages: Sequence[Passage], context: Sequence[Con
 def features(model_scores: LabelScores, signals: Signals, fit: EvidenceFit) -> tuple[float, ...]:
     fitted = (fit.mean_logprob, fit.min_logprob, fit.contradiction, fit.nli_forward, fit.nli_backward)
     return tuple(model_scores.of(label) for label in Label) + signals.values + fitted
+
+
+def judge_each_features(each: LabelScores) -> tuple[float, ...]:
+    """What a judge's calibration reads after :func:`features`: the judge's letters beside each passage alone."""
+    return tuple(each.of(label) for label in Label)

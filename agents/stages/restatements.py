@@ -98,10 +98,10 @@ async def judge_links(claims: Sequence[str], links: Sequence[int | None], judge:
         # for those read as supported.
         after = await judge.scores([claims[j] for j in later], [text])
         for j, reading in zip(later, after):
-            if reading.true <= JUDGE_RESTATEMENT_CUT:
+            if reading.together.true <= JUDGE_RESTATEMENT_CUT:
                 continue
             (before,) = await judge.scores([text], [claims[j]])
-            if before.true > JUDGE_RESTATEMENT_CUT:
+            if before.together.true > JUDGE_RESTATEMENT_CUT:
                 links[j] = first
     return links
 

@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from agents.errors import InputError
 from agents.evidence.passages import closest_sentence, is_grounded, render_evidence
 from agents.model.backend import Prompt, TokenScore
-from agents.model.judge import JudgeRunner
+from agents.model.judge import JudgeReading, JudgeRunner
 from agents.model.nli import NliRunner, PairScores
 from agents.model.prompting import PromptTemplate, numbered
 from agents.model.runner import Generation, ModelRunner
 from agents.model.timing import StageClock
 from agents.scoring.calibration import VerifyCalibration
 from agents.scoring.selective import SelectiveModel, selective_features
-from agents.scoring.signals import Signals, ValueSwap, claim_signals, features
+from agents.scoring.signals import Signals, ValueSwap, claim_signals, features, judge_each_features
 from agents.scoring.sufficiency import SufficiencyRater
 from agents.stages.instructions import claim_as_read
 from agents.stages.sufficiency import assess_sufficiency
@@ -212,7 +212,7 @@ async def judge(
         asking = time.perf_counter()
         letters = await read_judge(evidence, judge_runner)
         clock.model_seconds += time.perf_counter() - asking
-        fits = [dataclasses.replace(fit, judge=judged) for fit, judged in zip(fits, letters)]
+        fits = [with_judge_letters(fit, reading) for fit, reading in zip(fits, letters)]
     return [
         Judgement(verdict=v, scores=s, prior=prior, first_prior=priors[0], fit=fit)
         for v, s, fit, prior in zip(generation.output.verdicts, scores, fits, priors)
@@ -224,9 +224,16 @@ async def read_pairs(evidence: Evidence, nli: NliRunner) -> list[PairScores]:
     return await nli.score([claim_as_read(c) for c in evidence.claimset.claims], [p.text for p in evidence.passages])
 
 
-async def read_judge(evidence: Evidence, judge_runner: JudgeRunner) -> list[LabelScores]:
+async def read_judge(evidence: Evidence, judge_runner: JudgeRunner) -> list[JudgeReading]:
     """The judge's letters for each claim (as the model reads it) beside the evidence, in claim order."""
     return await judge_runner.scores(*judge_inputs(evidence))
+
+
+def with_judge_letters(fit: EvidenceFit, reading: JudgeReading | None) -> EvidenceFit:
+    """The fit carrying the judge's letters (both readings), or none of them."""
+    if reading is None:
+        return dataclasses.replace(fit, judge=None, judge_each=None)
+    return dataclasses.replace(fit, judge=reading.together, judge_each=reading.each)
 
 
 def judge_reads(evidence: Evidence) -> bool:
@@ -249,15 +256,21 @@ def claim_features(
     """What the calibration reads for one claim: its signals, the model's debiased scores, and the feature row.
 
     With ``judge`` (the calibration was fitted on that judge's letters), the row carries the judge's letters
-    where the model's label scores stand; a judgement the judge did not read cannot be decided by that fit."""
+    where the model's label scores stand and, after the other features, its letters beside each passage alone; a
+    judgement the judge did not read cannot be decided by that fit."""
     signals = claim_signals(claim_as_read(claim), evidence.passages, evidence.claimset.context)
     adjusted = judgement.debiased()
     if judge is None:
         return signals, adjusted, features(adjusted, signals, judgement.fit)
-    if judgement.fit.judge is None:
+    fit = judgement.fit
+    if fit.judge is None:
         raise InputError(f"the calibration reads the judge {judge}'s letters, but this claim was judged without it:"
                          " set HALLUWATCH_JUDGE (--judge) to it, or give a calibration fitted without a judge")
-    return signals, adjusted, features(judgement.fit.judge, signals, judgement.fit)
+    if fit.judge_each is None:
+        raise InputError(f"the calibration reads the judge {judge}'s letters beside each passage, but this claim was"
+                         " read before the judge read passages one by one: judge it again (saved judgements: python"
+                         " docs/research/qwen-profile/add_judge_scores.py), or give a calibration fitted without a judge")
+    return signals, adjusted, features(fit.judge, signals, fit) + judge_each_features(fit.judge_each)
 
 
 def decide(

@@ -68,6 +68,7 @@ def test_check_with_the_judge_reads_its_letters_and_decides_with_its_calibration
         assert result.returncode == 0, result.stderr
         (verdict,) = json.loads(result.stdout)["verdict"]["claim_verdicts"]
         assert set(verdict["fit"]["judge"]) == {"true", "false", "unverifiable"}
+        assert verdict["fit"]["judge_each"] == verdict["fit"]["judge"], "one passage: the same reading"
         labels[claim] = verdict["label"]
     assert labels == {"Penicillin was discovered by Alexander Fleming in 1928.": "true",
                       "Penicillin was discovered in 1950.": "false"}
@@ -77,4 +78,5 @@ def test_check_with_the_judge_reads_its_letters_and_decides_with_its_calibration
                              "--judge", "qwen-1.5b", "--json"], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     (verdict,) = json.loads(result.stdout)["verdict"]["claim_verdicts"]
-    assert verdict["fit"]["judge"] is None and verdict["label"] == "unverifiable"
+    assert verdict["fit"]["judge"] is None and verdict["fit"]["judge_each"] is None
+    assert verdict["label"] == "unverifiable"

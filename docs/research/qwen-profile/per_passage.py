@@ -20,7 +20,13 @@ most supporting and the most refuting passage), or both, and fits that keep the 
 per-passage letters as features. ``held-out`` then fits each of the latter on the even rows of that file
 (or files) and reads the odd rows (each row's whole claim, without the rest of the pipeline): a paired check.
 ``splits`` (session 34) compares the same fits over 60 random halves of the first file's rows instead of the
-one even/odd split.
+one even/odd split. ``fill`` (session 35) writes the cached letters into saved judgements as the verify stage
+now reads them (``EvidenceFit.judge_each``: the passages' letters averaged, in passage order; the reading of
+all together where there is one passage), with the judge's prompt digest, so the judge's calibration can be
+refitted without reading every pair again:
+
+    python docs/research/qwen-profile/per_passage.py fill CACHE.json docs/results/averitec-judgements.json \
+        docs/results/atomic-judgements.json
 """
 
 from __future__ import annotations
@@ -35,9 +41,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.evaluation.harness import CaseResult, JudgedTurn, fitting_rows, load_judgements
+from agents.evaluation.harness import CaseResult, JudgedTurn, fitting_rows, load_judgements, save_judgements
 from agents.evaluation.metrics import classification_metrics, roc_area
-from agents.model.judge import judge_runner
+from agents.evaluation.provenance import judge_digest
+from agents.model.judge import judge_runner, mean_scores
 from agents.scoring.calibration import cross_validated_fit
 from agents.stages.verify import judge_inputs, judge_reads
 from schemas import Label, LabelScores
@@ -74,7 +81,7 @@ async def read(cache_path: Path, path: Path, even_only: bool) -> None:
     settings = Settings.from_env()
     judge = judge_runner("qwen-1.5b", settings.model.cache_dir, settings.model.n_threads)
     for n, (claim, passage) in enumerate(todo, 1):
-        [scores] = await judge.scores([claim], [passage])
+        scores = (await judge.scores([claim], [passage]))[0].together
         cache[key(claim, passage)] = [scores.true, scores.false, scores.unverifiable]
         if n % 25 == 0 or n == len(todo):
             cache_path.write_text(json.dumps(cache))
@@ -255,6 +262,36 @@ def splits(cache_path: Path, paths: Sequence[Path], repeats: int = 60) -> None:
     compare_over_halves(variants, first.dataset, repeats, seed=1)
 
 
+def fill(cache_path: Path, paths: Sequence[Path]) -> None:
+    cache = json.loads(cache_path.read_text())
+    settings = Settings.from_env()
+    judge = judge_runner("qwen-1.5b", settings.model.cache_dir, settings.model.n_threads)  # its prompts only
+
+    def with_each(turn: JudgedTurn) -> JudgedTurn:
+        if not judge_reads(turn.evidence):
+            return turn
+        claims, passages = judge_inputs(turn.evidence)
+        judgements = []
+        for judgement, claim in zip(turn.judgements, claims):
+            fit = judgement.fit
+            if fit.judge is not None:
+                each = (mean_scores([LabelScores(*cache[key(claim, p)]) for p in passages]) if len(passages) > 1
+                        else fit.judge)
+                fit = dataclasses.replace(fit, judge_each=each)
+            judgements.append(dataclasses.replace(judgement, fit=fit))
+        return dataclasses.replace(turn, judgements=tuple(judgements))
+
+    for path in paths:
+        run = load_judgements(path)
+        for case in run.cases:
+            case.judged = [with_each(t) for t in case.judged]
+            case.whole = [with_each(t) for t in case.whole]
+        run.judge_digest = judge_digest(run.cases, judge.templates)
+        save_judgements(run, path)
+        print(f"{path}: judge_each filled for {len(run.cases)} rows", flush=True)
+    judge.close()
+
+
 if __name__ == "__main__":
     command, first, *files = sys.argv[1:]
     paths = [Path(f) for f in files if not f.startswith("--")]
@@ -266,3 +303,5 @@ if __name__ == "__main__":
         held_out(Path(first), paths)
     elif command == "splits":
         splits(Path(first), paths)
+    elif command == "fill":
+        fill(Path(first), paths)

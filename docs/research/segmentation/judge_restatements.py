@@ -28,8 +28,8 @@ async def main() -> None:
     judge = judge_runner("qwen-1.5b", settings.model.cache_dir, settings.model.n_threads)
     rows = []
     for label, case, a, b in pairs():
-        (b_after_a,) = await judge.scores([b], [a])
-        (a_after_b,) = await judge.scores([a], [b])
+        b_after_a = (await judge.scores([b], [a]))[0].together
+        a_after_b = (await judge.scores([a], [b]))[0].together
         rows.append((label, case, b_after_a.true, a_after_b.true, a, b))
     judge.close()
     for label, case, forward, backward, a, b in sorted(rows):

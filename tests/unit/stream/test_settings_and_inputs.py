@@ -73,11 +73,9 @@ def test_benchmark_files_parse() -> None:
 
 
 def test_a_calibration_fitted_on_a_judges_letters_needs_that_judge(tmp_path) -> None:
-    from dataclasses import replace
-
     from agents.scoring.calibration import VerifyCalibration
 
-    replace(VerifyCalibration.identity(), judge="qwen-1.5b").save(tmp_path / "judged.json")
+    VerifyCalibration.identity("qwen-1.5b").save(tmp_path / "judged.json")
     with pytest.raises(InputError, match=r"set HALLUWATCH_JUDGE \(--judge\) to qwen-1.5b"):
         build_pipeline(Settings(calibration_path=tmp_path / "judged.json"))
     # One fitted before the judge left claims without evidence alone cannot decide them: refit, the error says.

@@ -49,7 +49,8 @@ def test_a_fit_with_a_judge_learns_from_its_letters_for_retrieved_evidence_only(
     for n in range(60):
         gold = list(Label)[n % 3]
         evidence = assemble_evidence(claimset(f"Claim number {n}."), [passage(f"Passage number {n}.")])
-        fit = EvidenceFit(mean_logprob=-1.0, min_logprob=-1.0, contradiction=0.0, weakest="", judge=letters[gold])
+        fit = EvidenceFit(mean_logprob=-1.0, min_logprob=-1.0, contradiction=0.0, weakest="", judge=letters[gold],
+                          judge_each=letters[gold])
         turn = JudgedTurn(evidence, (Judgement(ModelVerdict(Label.TRUE, "ok"), UNIFORM, fit),))
         run.cases.append(CaseResult(case_id=str(n), position=n, gold=gold.value, predicted="true", judged=[turn],
                                     whole=[turn]))

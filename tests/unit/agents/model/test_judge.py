@@ -11,6 +11,7 @@ from agents.model.judge import (
     JudgeRunner,
     judge_prompt,
     judge_runner,
+    judge_views,
     letter_scores,
     mean_scores,
     packaged_model,
@@ -54,11 +55,12 @@ async def test_the_two_readings_of_a_claim_are_averaged() -> None:
     runner = JudgeRunner(reader)
     try:
         await runner.load()
-        (scores,) = await runner.scores(["X opened in 1925."], ["X opened in 1889."])
+        (reading,) = await runner.scores(["X opened in 1925."], ["X opened in 1889."])
     finally:
         runner.close()
     assert reader.warmed == [PromptTemplate.load(name).static for name in PROMPTS], "the examples are read at start-up"
-    assert scores == LabelScores(true=pytest.approx(0.4), false=pytest.approx(0.5), unverifiable=pytest.approx(0.1))
+    assert reading.together == LabelScores(true=pytest.approx(0.4), false=pytest.approx(0.5), unverifiable=pytest.approx(0.1))
+    assert reading.each == reading.together, "with one passage, reading it alone is the same prompt: not read again"
     assert [p.family for p in reader.prompts] == list(PROMPTS)
     assert mean_scores([LabelScores(true=1.0, false=0.0, unverifiable=0.0)] * 3).true == pytest.approx(1.0)
 
@@ -82,14 +84,35 @@ async def test_the_judge_reads_each_claim_in_order_on_its_own_thread() -> None:
     reader = ScriptedLetters(lambda p: (0.1, 0.8, 0.1) if "1925" in p.split("Claim:")[-1] else (0.7, 0.2, 0.1))
     runner = JudgeRunner(reader)
     try:
-        scores = await runner.scores(["X opened in 1925.", "X opened in 1889."], ["X opened in 1889."])
+        readings = await runner.scores(["X opened in 1925.", "X opened in 1889."], ["X opened in 1889."])
     finally:
         runner.close()
+    scores = [r.together for r in readings]
     assert [s.best().value for s in scores] == ["false", "true"]
     assert scores[0] == LabelScores(true=pytest.approx(0.1), false=pytest.approx(0.8), unverifiable=pytest.approx(0.1))
     assert len(reader.prompts) == 2 * len(PROMPTS)
     assert all(p.text.count("- X opened in 1889.") == 1 for p in reader.prompts)
     assert set(reader.threads) == {reader.threads[0]} and reader.threads[0] != threading.current_thread().name
+
+
+async def test_a_claim_with_several_passages_is_also_read_beside_each_alone_and_those_letters_averaged() -> None:
+    # One record refutes the claim, the other says nothing of it: read together the script sees the refuting
+    # one; alone, one passage refutes and the other leaves the claim undecided.
+    def letters(prompt: str) -> tuple[float, float, float]:
+        evidence = prompt.split("Claim:")[-2]
+        return (0.1, 0.8, 0.1) if "1889" in evidence else (0.1, 0.1, 0.8)
+
+    reader = ScriptedLetters(letters)
+    runner = JudgeRunner(reader)
+    try:
+        (reading,) = await runner.scores(["X opened in 1925."], ["X opened in 1889.", "X is in Paris."])
+    finally:
+        runner.close()
+    assert reading.together == LabelScores(true=pytest.approx(0.1), false=pytest.approx(0.8), unverifiable=pytest.approx(0.1))
+    assert reading.each == LabelScores(true=pytest.approx(0.1), false=pytest.approx(0.45), unverifiable=pytest.approx(0.45))
+    assert len(reader.prompts) == 3 * len(PROMPTS), "both readings, beside all passages and beside each alone"
+    assert [p.family for p in reader.prompts] == [name for name in PROMPTS for _ in range(3)], "one prompt at a time"
+    assert [judge_views(["a", "b"]), judge_views(["a"])] == [[("a", "b"), ("a",), ("b",)], [("a",)]]
 
 
 def test_an_unknown_judge_is_named_with_the_ones_there_are(tmp_path) -> None:

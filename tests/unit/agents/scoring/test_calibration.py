@@ -1,6 +1,7 @@
 from dataclasses import replace
 
 import numpy as np
+import orjson
 import pytest
 
 from agents.errors import InputError
@@ -8,6 +9,7 @@ from agents.model.judge import JUDGES
 from agents.scoring.calibration import (
     DEFAULT_PATH,
     FEATURE_NAMES,
+    JUDGE_FEATURE_NAMES,
     JUDGE_PATHS,
     VerifyCalibration,
     cross_validated_fit,
@@ -85,7 +87,8 @@ def test_a_grounded_fit_is_saved_with_its_calibration_and_picked_for_grounded_ev
 
 def test_a_fit_on_a_judges_letters_says_so_in_its_file_and_its_grounded_fit_does_not(tmp_path) -> None:
     rows, labels = synthetic(60)
-    both = replace(fit(rows, labels, steps=50, source="retrieved"), judge="qwen-1.5b",
+    judged = [list(row) + [0.2, 0.5, 0.3] for row in rows]  # the judge's letters beside each passage come last
+    both = replace(fit(judged, labels, steps=50, source="retrieved"), judge="qwen-1.5b",
                    grounded=fit(rows, labels, steps=80, source="grounded"),
                    closed_book=fit(rows, labels, steps=60, source="closed-book"))
     both.save(tmp_path / "cal.json")
@@ -96,6 +99,16 @@ def test_a_fit_on_a_judges_letters_says_so_in_its_file_and_its_grounded_fit_does
     assert loaded.for_evidence(grounded=False).source == "retrieved"
     # Without a closed-book fit, one fit decides claims with and without evidence (the default calibration).
     assert loaded.grounded.for_evidence(grounded=False, closed_book=True) == loaded.grounded
+    assert loaded.feature_names == JUDGE_FEATURE_NAMES and loaded.grounded.feature_names == FEATURE_NAMES
+
+
+def test_a_judges_fit_from_before_it_read_each_passage_is_refused_with_the_refit(tmp_path) -> None:
+    rows, labels = synthetic(60)
+    old = replace(fit(rows, labels, steps=50), judge="qwen-1.5b").to_dict()
+    old["features"] = list(FEATURE_NAMES)  # as such files were written until session 33
+    (tmp_path / "cal.json").write_bytes(orjson.dumps(old))
+    with pytest.raises(InputError, match="train-verifier"):
+        VerifyCalibration.load(tmp_path / "cal.json")
 
 
 def test_every_judge_ships_a_calibration_fitted_on_its_own_letters() -> None:

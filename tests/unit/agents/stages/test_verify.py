@@ -9,7 +9,7 @@ from agents.model.backend import TokenScore
 from agents.model.judge import JudgeRunner
 from agents.model.nli import NliRunner
 from agents.model.prompting import PromptTemplate
-from agents.scoring.calibration import FEATURE_NAMES, VerifyCalibration
+from agents.scoring.calibration import FEATURE_NAMES, JUDGE_FEATURE_NAMES, VerifyCalibration
 from agents.scoring.selective import SelectiveModel
 from agents.scoring.signals import claim_signals, value_swap
 from agents.scoring.sufficiency import SufficiencyRater
@@ -301,13 +301,28 @@ def test_a_claim_without_evidence_is_decided_by_the_judges_calibrations_fit_with
 
 def test_a_fit_on_a_judges_letters_decides_by_them_and_refuses_a_claim_the_judge_did_not_read() -> None:
     # The identity weights read the first three features: the model's label scores, or the judge's letters.
-    calibration = replace(VerifyCalibration.identity(), judge="qwen-1.5b")
+    calibration = VerifyCalibration.identity("qwen-1.5b")
     evidence = assemble_evidence(claimset("X opened in 1925."), [passage("X opened in 1889.")])
     says_true = LabelScores(0.8, 0.1, 0.1)
-    read = replace(NEUTRAL, judge=LabelScores(0.1, 0.8, 0.1))
+    read = replace(NEUTRAL, judge=LabelScores(0.1, 0.8, 0.1), judge_each=LabelScores(0.2, 0.3, 0.5))
     verdict = decide(evidence, [Judgement(ModelVerdict(Label.TRUE, "ok"), says_true, read)], calibration)
     assert verdict.label is Label.FALSE and verdict.claim_verdicts[0].model_scores == says_true
     assert decide(evidence, [Judgement(ModelVerdict(Label.TRUE, "ok"), says_true, read)],
                   VerifyCalibration.identity()).label is Label.TRUE, "a fit without a judge ignores its letters"
     with pytest.raises(InputError, match="HALLUWATCH_JUDGE"):
         decide(evidence, [Judgement(ModelVerdict(Label.TRUE, "ok"), says_true, NEUTRAL)], calibration)
+    with pytest.raises(InputError, match="add_judge_scores.py"):
+        read_together_only = replace(read, judge_each=None)
+        decide(evidence, [Judgement(ModelVerdict(Label.TRUE, "ok"), says_true, read_together_only)], calibration)
+
+
+def test_a_judges_fit_reads_its_letters_beside_each_passage_after_the_other_features() -> None:
+    # Weights on the last three features alone: the letters beside each passage decide.
+    calibration = VerifyCalibration.identity("qwen-1.5b")
+    n = len(JUDGE_FEATURE_NAMES)
+    calibration = replace(calibration, weights=tuple(tuple(1.0 if j == n - 3 + i else 0.0 for j in range(n))
+                                                     for i in range(3)))
+    evidence = assemble_evidence(claimset("X opened in 1925."), [passage("X opened in 1889."), passage("X is old.")])
+    read = replace(NEUTRAL, judge=LabelScores(0.8, 0.1, 0.1), judge_each=LabelScores(0.1, 0.1, 0.8))
+    verdict = decide(evidence, [Judgement(ModelVerdict(Label.TRUE, "ok"), LabelScores(0.8, 0.1, 0.1), read)], calibration)
+    assert verdict.label is Label.UNVERIFIABLE
