@@ -39,6 +39,7 @@ from stream.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 from per_passage import compare_over_halves  # noqa: E402
+from reasoned import key, unread  # noqa: E402
 
 EACH_FEATURES = 3  # the per-passage letters the judge's row carries last since session 35
 
@@ -66,20 +67,10 @@ def whole_claim(case: CaseResult, texts: dict[str, str]) -> tuple[str, list[str]
     return claims[0], [texts[p] for p in passages]
 
 
-def key(claim: str, passages: list[str]) -> str:
-    return json.dumps([claim, passages])
-
-
 def read(cache_path: Path, data_path: Path, paths: list[Path]) -> None:
     cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
     texts = rewritten(data_path)
-    todo = {}
-    for path in paths:
-        for case in load_judgements(path).cases:
-            item = whole_claim(case, texts)
-            if item is not None and key(*item) not in cache:
-                todo[key(*item)] = item
-    print(f"{len(todo)} claims to read", flush=True)
+    todo = unread(cache, paths, lambda case: whole_claim(case, texts))
     settings = Settings.from_env()
     templates = judge_templates()
     reader = LlamaLetters(packaged_model(settings.model.cache_dir), settings.model.n_threads)

@@ -117,14 +117,22 @@ class Reasoner:
         return [float(w / sum(weights)) for w in weights], reasoning
 
 
+def unread(cache: dict, paths: list[Path], claim_of=whole_claim) -> dict[str, tuple[str, list[str]]]:
+    """The whole claims of these saved judgements (``claim_of`` a case, None where the judge reads nothing) that
+    ``cache`` lacks, by cache key, once each. Shared with qa_records.py and settles.py."""
+    todo = {}
+    for path in paths:
+        for case in load_judgements(path).cases:
+            item = claim_of(case)
+            if item is not None and key(*item) not in cache:
+                todo[key(*item)] = item
+    print(f"{len(todo)} claims to read", flush=True)
+    return todo
+
+
 def read(cache_path: Path, path: Path) -> None:
     cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
-    todo = {}
-    for case in load_judgements(path).cases:
-        item = whole_claim(case)
-        if item is not None and key(*item) not in cache:
-            todo[key(*item)] = item
-    print(f"{len(todo)} claims to read", flush=True)
+    todo = unread(cache, [path])
     settings = Settings.from_env()
     reasoner = Reasoner(packaged_model(settings.model.cache_dir), settings.model.n_threads)
     start = time.monotonic()

@@ -27,40 +27,23 @@ import sys
 import time
 from pathlib import Path
 
-from agents.evaluation.harness import CaseResult, fitting_rows, load_judgements
+from agents.evaluation.harness import fitting_rows, load_judgements
 from agents.evaluation.metrics import roc_area
 from agents.model.judge import LlamaLetters, judge_prompt, packaged_model
 from agents.model.prompting import PromptTemplate
-from agents.stages.verify import judge_inputs, judge_reads
 from schemas import Label
 from stream.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 from per_passage import compare_over_halves  # noqa: E402
+from reasoned import key, unread, whole_claim  # noqa: E402  (the whole claim as the judge reads it)
 
 TEMPLATE = PromptTemplate.load("judge_settles", directory=Path(__file__).parent)
 
 
-def whole_claim(case: CaseResult) -> tuple[str, list[str]] | None:
-    if not case.whole or not judge_reads(case.whole[0].evidence):
-        return None
-    claims, passages = judge_inputs(case.whole[0].evidence)
-    return claims[0], passages
-
-
-def key(claim: str, passages: list[str]) -> str:
-    return json.dumps([claim, passages])
-
-
 def read(cache_path: Path, paths: list[Path]) -> None:
     cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
-    todo = {}
-    for path in paths:
-        for case in load_judgements(path).cases:
-            item = whole_claim(case)
-            if item is not None and key(*item) not in cache:
-                todo[key(*item)] = item
-    print(f"{len(todo)} claims to read", flush=True)
+    todo = unread(cache, paths)
     settings = Settings.from_env()
     reader = LlamaLetters(packaged_model(settings.model.cache_dir), settings.model.n_threads)
     reader.load([TEMPLATE.static])
