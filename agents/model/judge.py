@@ -149,7 +149,8 @@ class JudgeRunner:
             readings = [[letter_scores(self._reader.letters(p)) for p in batch] for batch in prompts]
             averaged = [mean_scores(per_prompt) for per_prompt in zip(*readings)]  # claim by claim, view by view
             per_claim = [averaged[i:i + len(views)] for i in range(0, len(averaged), len(views))]
-            return [JudgeReading(together=read[0], each=mean_scores(read[1:] or read[:1])) for read in per_claim]
+            return [JudgeReading(together=views_read[0], each=mean_scores(views_read[1:] or views_read[:1]))
+                    for views_read in per_claim]
 
         return await asyncio.get_running_loop().run_in_executor(self._executor, read)
 

@@ -23,25 +23,25 @@ against it with the records' reading in place of its reading of all together.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 import time
 from pathlib import Path
 
-from agents.evaluation.harness import CaseResult, fitting_rows, load_judgements
+from agents.evaluation.harness import CaseResult, load_judgements
 from agents.evaluation.metrics import roc_area
 from agents.inputs import read_jsonl
 from agents.model.judge import LlamaLetters, judge_prompt, judge_templates, letter_scores, mean_scores, packaged_model
+from agents.scoring.calibration import FEATURE_NAMES, JUDGE_FEATURE_NAMES
 from agents.stages.verify import judge_inputs, judge_reads
 from schemas import Label, LabelScores
 from stream.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 from per_passage import compare_over_halves  # noqa: E402
-from reasoned import key, unread  # noqa: E402
+from reasoned import key, unread, whole_row  # noqa: E402
 
-EACH_FEATURES = 3  # the per-passage letters the judge's row carries last since session 35
+EACH_FEATURES = len(JUDGE_FEATURE_NAMES) - len(FEATURE_NAMES)  # the per-passage letters, last since session 35
 
 
 def rewritten(data_path: Path) -> dict[str, str]:
@@ -95,13 +95,8 @@ def rows_of(run, cache: dict, texts: dict[str, str], records: bool, each: bool, 
         item = whole_claim(case, texts)
         if case.position % 2 not in halves or item is None:
             continue
-        turn = case.whole[0]
-        if records:
-            [j] = turn.judgements
-            letters = LabelScores(*cache[key(*item)])
-            turn = dataclasses.replace(turn, judgements=(dataclasses.replace(j, fit=dataclasses.replace(j.fit, judge=letters)),))
-        [(row, label)] = fitting_rows(run.dataset, dataclasses.replace(case, judged=[], whole=[turn]), "qwen-1.5b")
-        rows.append((tuple(row) if each else tuple(row)[:-EACH_FEATURES], label))
+        row, label = whole_row(run.dataset, case, LabelScores(*cache[key(*item)]) if records else None)
+        rows.append((row if each else row[:-EACH_FEATURES], label))
     return rows
 
 

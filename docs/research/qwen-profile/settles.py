@@ -20,14 +20,13 @@ shipped row against the shipped row + p(settled) as one more feature over 60 ran
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import sys
 import time
 from pathlib import Path
 
-from agents.evaluation.harness import fitting_rows, load_judgements
+from agents.evaluation.harness import load_judgements
 from agents.evaluation.metrics import roc_area
 from agents.model.judge import LlamaLetters, judge_prompt, packaged_model
 from agents.model.prompting import PromptTemplate
@@ -36,7 +35,7 @@ from stream.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 from per_passage import compare_over_halves  # noqa: E402
-from reasoned import key, unread, whole_claim  # noqa: E402  (the whole claim as the judge reads it)
+from reasoned import key, unread, whole_claim, whole_row  # noqa: E402  (the whole claim as the judge reads it)
 
 TEMPLATE = PromptTemplate.load("judge_settles", directory=Path(__file__).parent)
 
@@ -66,8 +65,8 @@ def rows_of(run, cache: dict, settles: bool, halves: tuple[int, ...]) -> Rows:
         item = whole_claim(case)
         if case.position % 2 not in halves or item is None:
             continue
-        [(row, label)] = fitting_rows(run.dataset, dataclasses.replace(case, judged=[]), "qwen-1.5b")
-        rows.append((tuple(row) + ((cache[key(*item)],) if settles else ()), label))
+        row, label = whole_row(run.dataset, case, None)
+        rows.append((row + ((cache[key(*item)],) if settles else ()), label))
     return rows
 
 
