@@ -1,0 +1,120 @@
+"""A cap on the passages the judge reads alone (session 36).
+
+Since session 35 the judge reads a claim beside all its passages together and then beside each passage alone,
+two prompts each: a claim with n passages costs 2 (n + 1) readings. The retriever's top-k or a long
+AVeriTeC record list makes n large (AVeriTeC claims: 1 to 11 passages, 3.6 views a claim on average). This
+asks, from the cached per-passage letters (per_passage.py), what the fit loses when only the first k passages
+are read alone: each claim's ``judge_each`` is recomputed over its first k passages (the reading of all
+together where it has one passage, as shipped), every whole and atomic row is rebuilt, and each cap's fit is
+read on the odd rows (fitted on the even rows with the atomic even rows, as shipped) and over the same 60 random
+halves of AVeriTeC as session 34 (per_passage.compare_over_halves), by accuracy and log-loss. No model is run
+(about 20 minutes on 2 cores); from the repository root:
+
+    python docs/research/qwen-profile/passage_cap.py docs/research/qwen-profile/cache/qwen-coder-1.5b-per-passage.json \
+        docs/results/averitec-judgements.json docs/results/atomic-judgements.json
+
+Result (results-passage-cap.txt; README, session 36): two passages alone are as accurate over the halves as
+all of them (0.608) for 29 % fewer readings, one alone loses the gain (0.584); every cap is slightly worse in
+log-loss and loses held-out claims through the pipeline (0.600 -> 0.560 to 0.580). Not shipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import random
+import statistics
+import sys
+from pathlib import Path
+
+from agents.evaluation.harness import FAILED, JudgedTurn, fitting_rows, load_judgements
+from agents.model.judge import mean_scores
+from agents.scoring.calibration import VerifyCalibration, cross_validated_fit
+from agents.stages.verify import judge_inputs, judge_reads
+from schemas import LabelScores
+
+sys.path.insert(0, str(Path(__file__).parent))
+from per_passage import Letters, Rows, key  # noqa: E402
+
+CAPS = (None, 1, 2, 3, 4)  # None: every passage, as shipped
+
+
+def capped(turn: JudgedTurn, cache: dict[str, Letters], cap: int | None) -> JudgedTurn:
+    """The turn with each claim's per-passage letters averaged over its first ``cap`` passages (every passage
+    for None), whatever the saved judgements hold."""
+    if not judge_reads(turn.evidence):
+        return turn
+    claims, passages = judge_inputs(turn.evidence)
+    judgements = []
+    for claim, judgement in zip(claims, turn.judgements):
+        fit = judgement.fit
+        if fit.judge is not None and len(passages) > 1:
+            each = mean_scores([LabelScores(*cache[key(claim, p)]) for p in passages[:cap]])
+            fit = dataclasses.replace(fit, judge_each=each)
+        judgements.append(dataclasses.replace(judgement, fit=fit))
+    return dataclasses.replace(turn, judgements=tuple(judgements))
+
+
+def rows(path: Path, cache: dict[str, Letters], cap: int | None, positions: set[int]) -> Rows:
+    run = load_judgements(path)
+    out: Rows = []
+    for case in run.cases:
+        if case.predicted == FAILED or case.position % 2 not in positions:
+            continue
+        case = dataclasses.replace(case, judged=[capped(t, cache, cap) for t in case.judged],
+                                   whole=[capped(t, cache, cap) for t in case.whole])
+        out += fitting_rows(run.dataset, case, "qwen-1.5b")
+    return out
+
+
+def views(path: Path, cap: int | None) -> float:
+    """The judge's views (prompts per reading) a claim costs on average with this cap."""
+    counts = []
+    for case in load_judgements(path).cases:
+        for turn in case.judged + case.whole:
+            if judge_reads(turn.evidence):
+                claims, passages = judge_inputs(turn.evidence)
+                n = len(passages) if cap is None else min(len(passages), cap)
+                counts += [1 + (n if len(passages) > 1 else 0)] * len(claims)
+    return sum(counts) / len(counts)
+
+
+def log_loss(fitted: VerifyCalibration, part: Rows) -> float:
+    return statistics.mean(-math.log(max(fitted.combine(x).of(y), 1e-9)) for x, y in part)
+
+
+def accuracy(fitted: VerifyCalibration, part: Rows) -> float:
+    return statistics.mean(fitted.combine(x).best() is y for x, y in part)
+
+
+def main(cache_path: Path, averitec: Path, atomic: Path, repeats: int = 60) -> None:
+    cache = json.loads(cache_path.read_text())
+    first: list[float] = []
+    for cap in CAPS:
+        name = "every passage alone (as shipped)" if cap is None else f"first {cap} passage(s) alone"
+        print(f"{name}: {views(averitec, cap):.2f} views a claim on AVeriTeC, {views(atomic, cap):.2f} on atomic")
+        whole, atomic_even = rows(averitec, cache, cap, {0, 1}), rows(atomic, cache, cap, {0})
+        even, odd = rows(averitec, cache, cap, {0}), rows(averitec, cache, cap, {1})
+        fitted = cross_validated_fit([x for x, _ in even + atomic_even], [y for _, y in even + atomic_even])
+        print(f"  even rows -> odd rows (whole claims): accuracy {accuracy(fitted, odd):.3f},"
+              f" log-loss {log_loss(fitted, odd):.3f}; {fitted.source.split('chosen by ')[-1]}")
+        rng = random.Random(1)  # the same halves as per_passage.compare_over_halves, for every cap
+        accuracies, losses = [], []
+        for _ in range(repeats):
+            order = list(range(len(whole)))
+            rng.shuffle(order)
+            train = [whole[i] for i in order[: len(whole) // 2]] + atomic_even
+            other = [whole[i] for i in order[len(whole) // 2:]]
+            fitted = cross_validated_fit([x for x, _ in train], [y for _, y in train])
+            accuracies.append(accuracy(fitted, other))
+            losses.append(log_loss(fitted, other))
+        first = first or accuracies
+        gains = [a - b for a, b in zip(accuracies, first)]
+        print(f"  {repeats} random halves: accuracy {statistics.mean(accuracies):.3f}, log-loss"
+              f" {statistics.mean(losses):.3f}; against every passage: {statistics.mean(gains):+.3f},"
+              f" more accurate in {sum(g > 0 for g in gains)}, less in {sum(g < 0 for g in gains)}", flush=True)
+
+
+if __name__ == "__main__":
+    main(*(Path(a) for a in sys.argv[1:4]))
