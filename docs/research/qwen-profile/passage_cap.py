@@ -11,11 +11,16 @@ halves of AVeriTeC as session 34 (per_passage.compare_over_halves), by accuracy 
 (about 20 minutes on 2 cores); from the repository root:
 
     python docs/research/qwen-profile/passage_cap.py docs/research/qwen-profile/cache/qwen-coder-1.5b-per-passage.json \
-        docs/results/averitec-judgements.json docs/results/atomic-judgements.json
+        docs/results/averitec-judgements.json docs/results/atomic-judgements.json [--when-unsure]
+
+With ``--when-unsure`` it asks a second question the same way: what is lost when the passages are read alone
+only for claims whose reading of all together is unsure (no letter at or above a threshold).
 
 Result (results-passage-cap.txt; README, session 36): two passages alone are as accurate over the halves as
 all of them (0.608) for 29 % fewer readings, one alone loses the gain (0.584); every cap is slightly worse in
-log-loss and loses held-out claims through the pipeline (0.600 -> 0.560 to 0.580). Not shipped.
+log-loss and loses held-out claims through the pipeline (0.600 -> 0.560 to 0.580). Reading alone only where the
+reading of all is unsure saves little (its letters rarely pass 0.55) and loses more (0.595 at 0.45 and 0.5).
+Neither shipped.
 """
 
 from __future__ import annotations
@@ -37,46 +42,67 @@ from schemas import LabelScores
 sys.path.insert(0, str(Path(__file__).parent))
 from per_passage import Letters, Rows, key  # noqa: E402
 
-CAPS = (None, 1, 2, 3, 4)  # None: every passage, as shipped
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """Which passages a claim is also read beside alone: the first ``cap`` (every one for None), and none at all
+    where the reading of all together already gives one letter ``sure`` or more (never for None)."""
+
+    cap: int | None = None
+    sure: float | None = None
+
+    def name(self) -> str:
+        if self.sure is not None:
+            return f"passages read alone only where no letter of the reading of all reaches {self.sure}"
+        return "every passage alone (as shipped)" if self.cap is None else f"first {self.cap} passage(s) alone"
+
+    def alone(self, passages: list[str], together: LabelScores) -> list[str]:
+        if len(passages) < 2 or (self.sure is not None and max(together.true, together.false, together.unverifiable) >= self.sure):
+            return []
+        return passages[: self.cap]
 
 
-def capped(turn: JudgedTurn, cache: dict[str, Letters], cap: int | None) -> JudgedTurn:
-    """The turn with each claim's per-passage letters averaged over its first ``cap`` passages (every passage
-    for None), whatever the saved judgements hold."""
+CAPS = [Rule(cap) for cap in (None, 1, 2, 3, 4)]
+WHEN_UNSURE = [Rule()] + [Rule(sure=sure) for sure in (0.45, 0.5, 0.55)]  # session 36, second question
+
+
+def capped(turn: JudgedTurn, cache: dict[str, Letters], rule: Rule) -> JudgedTurn:
+    """The turn with each claim's per-passage letters averaged over the passages ``rule`` reads alone (the reading
+    of all together where it reads none), whatever the saved judgements hold."""
     if not judge_reads(turn.evidence):
         return turn
     claims, passages = judge_inputs(turn.evidence)
     judgements = []
     for claim, judgement in zip(claims, turn.judgements):
         fit = judgement.fit
-        if fit.judge is not None and len(passages) > 1:
-            each = mean_scores([LabelScores(*cache[key(claim, p)]) for p in passages[:cap]])
+        if fit.judge is not None:
+            alone = rule.alone(passages, fit.judge)
+            each = mean_scores([LabelScores(*cache[key(claim, p)]) for p in alone]) if alone else fit.judge
             fit = dataclasses.replace(fit, judge_each=each)
         judgements.append(dataclasses.replace(judgement, fit=fit))
     return dataclasses.replace(turn, judgements=tuple(judgements))
 
 
-def rows(path: Path, cache: dict[str, Letters], cap: int | None, positions: set[int]) -> Rows:
+def rows(path: Path, cache: dict[str, Letters], rule: Rule, positions: set[int]) -> Rows:
     run = load_judgements(path)
     out: Rows = []
     for case in run.cases:
         if case.predicted == FAILED or case.position % 2 not in positions:
             continue
-        case = dataclasses.replace(case, judged=[capped(t, cache, cap) for t in case.judged],
-                                   whole=[capped(t, cache, cap) for t in case.whole])
+        case = dataclasses.replace(case, judged=[capped(t, cache, rule) for t in case.judged],
+                                   whole=[capped(t, cache, rule) for t in case.whole])
         out += fitting_rows(run.dataset, case, "qwen-1.5b")
     return out
 
 
-def views(path: Path, cap: int | None) -> float:
-    """The judge's views (prompts per reading) a claim costs on average with this cap."""
+def views(path: Path, rule: Rule) -> float:
+    """The judge's views (prompts per reading) a claim costs on average under ``rule``."""
     counts = []
     for case in load_judgements(path).cases:
         for turn in case.judged + case.whole:
             if judge_reads(turn.evidence):
                 claims, passages = judge_inputs(turn.evidence)
-                n = len(passages) if cap is None else min(len(passages), cap)
-                counts += [1 + (n if len(passages) > 1 else 0)] * len(claims)
+                counts += [1 + len(rule.alone(passages, j.fit.judge)) for j in turn.judgements if j.fit.judge]
     return sum(counts) / len(counts)
 
 
@@ -88,14 +114,13 @@ def accuracy(fitted: VerifyCalibration, part: Rows) -> float:
     return statistics.mean(fitted.combine(x).best() is y for x, y in part)
 
 
-def main(cache_path: Path, averitec: Path, atomic: Path, repeats: int = 60) -> None:
+def main(cache_path: Path, averitec: Path, atomic: Path, rules: list[Rule], repeats: int = 60) -> None:
     cache = json.loads(cache_path.read_text())
     first: list[float] = []
-    for cap in CAPS:
-        name = "every passage alone (as shipped)" if cap is None else f"first {cap} passage(s) alone"
-        print(f"{name}: {views(averitec, cap):.2f} views a claim on AVeriTeC, {views(atomic, cap):.2f} on atomic")
-        whole, atomic_even = rows(averitec, cache, cap, {0, 1}), rows(atomic, cache, cap, {0})
-        even, odd = rows(averitec, cache, cap, {0}), rows(averitec, cache, cap, {1})
+    for rule in rules:
+        print(f"{rule.name()}: {views(averitec, rule):.2f} views a claim on AVeriTeC, {views(atomic, rule):.2f} on atomic")
+        whole, atomic_even = rows(averitec, cache, rule, {0, 1}), rows(atomic, cache, rule, {0})
+        even, odd = rows(averitec, cache, rule, {0}), rows(averitec, cache, rule, {1})
         fitted = cross_validated_fit([x for x, _ in even + atomic_even], [y for _, y in even + atomic_even])
         print(f"  even rows -> odd rows (whole claims): accuracy {accuracy(fitted, odd):.3f},"
               f" log-loss {log_loss(fitted, odd):.3f}; {fitted.source.split('chosen by ')[-1]}")
@@ -117,4 +142,4 @@ def main(cache_path: Path, averitec: Path, atomic: Path, repeats: int = 60) -> N
 
 
 if __name__ == "__main__":
-    main(*(Path(a) for a in sys.argv[1:4]))
+    main(*(Path(a) for a in sys.argv[1:4]), rules=WHEN_UNSURE if "--when-unsure" in sys.argv else CAPS)
