@@ -7,8 +7,8 @@ asks, from the cached per-passage letters (per_passage.py), what the fit loses w
 are read alone: each claim's ``judge_each`` is recomputed over its first k passages (the reading of all
 together where it has one passage, as shipped), every whole and atomic row is rebuilt, and each cap's fit is
 read on the odd rows (fitted on the even rows with the atomic even rows, as shipped) and over the same 60 random
-halves of AVeriTeC as session 34 (per_passage.compare_over_halves), by accuracy and log-loss. No model is run
-(about 20 minutes on 2 cores); from the repository root:
+halves of AVeriTeC as session 34 (per_passage.compare_over_halves, which prints log-loss too since session 36).
+No model is run (about 20 minutes on 2 cores); from the repository root:
 
     python docs/research/qwen-profile/passage_cap.py docs/research/qwen-profile/cache/qwen-coder-1.5b-per-passage.json \
         docs/results/averitec-judgements.json docs/results/atomic-judgements.json [--when-unsure]
@@ -27,20 +27,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
-import random
-import statistics
 import sys
 from pathlib import Path
 
-from agents.evaluation.harness import FAILED, JudgedTurn, fitting_rows, load_judgements
-from agents.model.judge import mean_scores
-from agents.scoring.calibration import VerifyCalibration, cross_validated_fit
+from agents.evaluation.harness import FAILED, fitting_rows, load_judgements
+from agents.scoring.calibration import cross_validated_fit
 from agents.stages.verify import judge_inputs, judge_reads
 from schemas import LabelScores
 
 sys.path.insert(0, str(Path(__file__).parent))
-from per_passage import Letters, Rows, key  # noqa: E402
+from per_passage import Letters, Rows, compare_over_halves, scored, with_each  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +53,7 @@ class Rule:
         return "every passage alone (as shipped)" if self.cap is None else f"first {self.cap} passage(s) alone"
 
     def alone(self, passages: list[str], together: LabelScores) -> list[str]:
-        if len(passages) < 2 or (self.sure is not None and max(together.true, together.false, together.unverifiable) >= self.sure):
+        if len(passages) < 2 or (self.sure is not None and together.of(together.best()) >= self.sure):
             return []
         return passages[: self.cap]
 
@@ -66,31 +62,16 @@ CAPS = [Rule(cap) for cap in (None, 1, 2, 3, 4)]
 WHEN_UNSURE = [Rule()] + [Rule(sure=sure) for sure in (0.45, 0.5, 0.55)]  # session 36, second question
 
 
-def capped(turn: JudgedTurn, cache: dict[str, Letters], rule: Rule) -> JudgedTurn:
-    """The turn with each claim's per-passage letters averaged over the passages ``rule`` reads alone (the reading
-    of all together where it reads none), whatever the saved judgements hold."""
-    if not judge_reads(turn.evidence):
-        return turn
-    claims, passages = judge_inputs(turn.evidence)
-    judgements = []
-    for claim, judgement in zip(claims, turn.judgements):
-        fit = judgement.fit
-        if fit.judge is not None:
-            alone = rule.alone(passages, fit.judge)
-            each = mean_scores([LabelScores(*cache[key(claim, p)]) for p in alone]) if alone else fit.judge
-            fit = dataclasses.replace(fit, judge_each=each)
-        judgements.append(dataclasses.replace(judgement, fit=fit))
-    return dataclasses.replace(turn, judgements=tuple(judgements))
-
-
 def rows(path: Path, cache: dict[str, Letters], rule: Rule, positions: set[int]) -> Rows:
+    """The judge calibration's rows of these cases, each claim's per-passage letters rebuilt under ``rule``
+    (whatever the saved judgements hold)."""
     run = load_judgements(path)
     out: Rows = []
     for case in run.cases:
         if case.predicted == FAILED or case.position % 2 not in positions:
             continue
-        case = dataclasses.replace(case, judged=[capped(t, cache, rule) for t in case.judged],
-                                   whole=[capped(t, cache, rule) for t in case.whole])
+        case = dataclasses.replace(case, judged=[with_each(t, cache, rule.alone) for t in case.judged],
+                                   whole=[with_each(t, cache, rule.alone) for t in case.whole])
         out += fitting_rows(run.dataset, case, "qwen-1.5b")
     return out
 
@@ -106,39 +87,19 @@ def views(path: Path, rule: Rule) -> float:
     return sum(counts) / len(counts)
 
 
-def log_loss(fitted: VerifyCalibration, part: Rows) -> float:
-    return statistics.mean(-math.log(max(fitted.combine(x).of(y), 1e-9)) for x, y in part)
-
-
-def accuracy(fitted: VerifyCalibration, part: Rows) -> float:
-    return statistics.mean(fitted.combine(x).best() is y for x, y in part)
-
-
 def main(cache_path: Path, averitec: Path, atomic: Path, rules: list[Rule], repeats: int = 60) -> None:
     cache = json.loads(cache_path.read_text())
-    first: list[float] = []
+    variants = {}
     for rule in rules:
         print(f"{rule.name()}: {views(averitec, rule):.2f} views a claim on AVeriTeC, {views(atomic, rule):.2f} on atomic")
-        whole, atomic_even = rows(averitec, cache, rule, {0, 1}), rows(atomic, cache, rule, {0})
         even, odd = rows(averitec, cache, rule, {0}), rows(averitec, cache, rule, {1})
+        atomic_even, atomic_odd = rows(atomic, cache, rule, {0}), rows(atomic, cache, rule, {1})
         fitted = cross_validated_fit([x for x, _ in even + atomic_even], [y for _, y in even + atomic_even])
-        print(f"  even rows -> odd rows (whole claims): accuracy {accuracy(fitted, odd):.3f},"
-              f" log-loss {log_loss(fitted, odd):.3f}; {fitted.source.split('chosen by ')[-1]}")
-        rng = random.Random(1)  # the same halves as per_passage.compare_over_halves, for every cap
-        accuracies, losses = [], []
-        for _ in range(repeats):
-            order = list(range(len(whole)))
-            rng.shuffle(order)
-            train = [whole[i] for i in order[: len(whole) // 2]] + atomic_even
-            other = [whole[i] for i in order[len(whole) // 2:]]
-            fitted = cross_validated_fit([x for x, _ in train], [y for _, y in train])
-            accuracies.append(accuracy(fitted, other))
-            losses.append(log_loss(fitted, other))
-        first = first or accuracies
-        gains = [a - b for a, b in zip(accuracies, first)]
-        print(f"  {repeats} random halves: accuracy {statistics.mean(accuracies):.3f}, log-loss"
-              f" {statistics.mean(losses):.3f}; against every passage: {statistics.mean(gains):+.3f},"
-              f" more accurate in {sum(g > 0 for g in gains)}, less in {sum(g < 0 for g in gains)}", flush=True)
+        accuracy, _, log_loss = scored(fitted, odd)
+        print(f"  even rows -> odd rows (whole claims): accuracy {accuracy:.3f}, log-loss {log_loss:.3f};"
+              f" {fitted.source.split('chosen by ')[-1]}", flush=True)
+        variants[rule.name()] = (rows(averitec, cache, rule, {0, 1}), atomic_even, atomic_odd)
+    compare_over_halves(variants, "AVeriTeC", repeats, seed=1)  # the same 60 halves as session 34
 
 
 if __name__ == "__main__":

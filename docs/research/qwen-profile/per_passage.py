@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import math
 import random
 import statistics
 import sys
@@ -45,7 +46,7 @@ from agents.evaluation.harness import CaseResult, JudgedTurn, fitting_rows, load
 from agents.evaluation.metrics import classification_metrics, roc_area
 from agents.evaluation.provenance import judge_digest
 from agents.model.judge import judge_runner, mean_scores
-from agents.scoring.calibration import cross_validated_fit
+from agents.scoring.calibration import VerifyCalibration, cross_validated_fit
 from agents.stages.verify import judge_inputs, judge_reads
 from schemas import Label, LabelScores
 from stream.settings import Settings
@@ -215,6 +216,15 @@ def cv(cache_path: Path, path: Path) -> None:
 Rows = list[tuple[tuple[float, ...], Label]]
 
 
+def scored(fitted: VerifyCalibration, part: Rows) -> tuple[float, float, float]:
+    """A fit's accuracy, macro-F1 and log-loss over ``part``."""
+    predicted = [fitted.combine(x).best().value for x, _ in part]
+    gold = [y.value for _, y in part]
+    log_loss = statistics.mean(-math.log(max(fitted.combine(x).of(y), 1e-9)) for x, y in part)
+    return (sum(p == g for p, g in zip(predicted, gold)) / len(gold),
+            classification_metrics(gold, predicted, LABEL_NAMES).macro_f1, log_loss)
+
+
 def compare_over_halves(variants: dict[str, tuple[Rows, Rows, Rows]], dataset: str, repeats: int, seed: int) -> None:
     """Session 34: each variant's (rows, fixed, kept): ``rows`` are one file's rows, both halves, split at random in
     two ``repeats`` times (the same splits for every variant); a fit on one half plus ``fixed`` (other files' even
@@ -229,19 +239,14 @@ def compare_over_halves(variants: dict[str, tuple[Rows, Rows, Rows]], dataset: s
             rng.shuffle(order)
             train = [rows[i] for i in order[: len(rows) // 2]] + fixed
             fitted = cross_validated_fit([x for x, _ in train], [y for _, y in train], source=name)
-
-            def read(part: Rows) -> tuple[float, float]:
-                predicted = [fitted.combine(x).best().value for x, _ in part]
-                gold = [y.value for _, y in part]
-                return (sum(p == g for p, g in zip(predicted, gold)) / len(gold),
-                        classification_metrics(gold, predicted, LABEL_NAMES).macro_f1)
-
-            results.append(read([rows[i] for i in order[len(rows) // 2:]]) + (read(kept)[0] if kept else float("nan"),))
+            results.append(scored(fitted, [rows[i] for i in order[len(rows) // 2:]])
+                           + (scored(fitted, kept)[0] if kept else float("nan"),))
         accuracies[name] = [r[0] for r in results]
         print(f"{name}: {dataset} other half accuracy {statistics.mean(accuracies[name]):.3f}"
               f" ({min(accuracies[name]):.2f} to {max(accuracies[name]):.2f}),"
-              f" macro-F1 {statistics.mean(r[1] for r in results):.3f}; other files' odd rows accuracy"
-              f" {statistics.mean(r[2] for r in results):.3f} ({repeats} random halves)")
+              f" macro-F1 {statistics.mean(r[1] for r in results):.3f}, log-loss {statistics.mean(r[2] for r in results):.3f};"
+              f" other files' odd rows accuracy {statistics.mean(r[3] for r in results):.3f} ({repeats} random halves)",
+              flush=True)
     first, *rest = accuracies
     for name in rest:
         gains = [a - b for a, b in zip(accuracies[name], accuracies[first])]
@@ -262,30 +267,40 @@ def splits(cache_path: Path, paths: Sequence[Path], repeats: int = 60) -> None:
     compare_over_halves(variants, first.dataset, repeats, seed=1)
 
 
+def every_passage(passages: Sequence[str], together: LabelScores) -> Sequence[str]:
+    """The passages the shipped judge reads a claim beside alone: every one, where there are several."""
+    return passages if len(passages) > 1 else []
+
+
+def with_each(turn: JudgedTurn, cache: dict[str, Letters],
+              alone: Callable[[Sequence[str], LabelScores], Sequence[str]] = every_passage) -> JudgedTurn:
+    """The turn with each read claim's ``judge_each`` rebuilt from the cached letters: averaged over the passages
+    ``alone`` picks (given the passages and the reading of all together), that reading itself where it picks none.
+    Shared with passage_cap.py."""
+    if not judge_reads(turn.evidence):
+        return turn
+    claims, passages = judge_inputs(turn.evidence)
+    judgements = []
+    for judgement, claim in zip(turn.judgements, claims):
+        fit = judgement.fit
+        if fit.judge is not None:
+            read_alone = alone(passages, fit.judge)
+            each = mean_scores([LabelScores(*cache[key(claim, p)]) for p in read_alone]) if read_alone else fit.judge
+            fit = dataclasses.replace(fit, judge_each=each)
+        judgements.append(dataclasses.replace(judgement, fit=fit))
+    return dataclasses.replace(turn, judgements=tuple(judgements))
+
+
 def fill(cache_path: Path, paths: Sequence[Path]) -> None:
     cache = json.loads(cache_path.read_text())
     settings = Settings.from_env()
     judge = judge_runner("qwen-1.5b", settings.model.cache_dir, settings.model.n_threads)  # its prompts only
 
-    def with_each(turn: JudgedTurn) -> JudgedTurn:
-        if not judge_reads(turn.evidence):
-            return turn
-        claims, passages = judge_inputs(turn.evidence)
-        judgements = []
-        for judgement, claim in zip(turn.judgements, claims):
-            fit = judgement.fit
-            if fit.judge is not None:
-                each = (mean_scores([LabelScores(*cache[key(claim, p)]) for p in passages]) if len(passages) > 1
-                        else fit.judge)
-                fit = dataclasses.replace(fit, judge_each=each)
-            judgements.append(dataclasses.replace(judgement, fit=fit))
-        return dataclasses.replace(turn, judgements=tuple(judgements))
-
     for path in paths:
         run = load_judgements(path)
         for case in run.cases:
-            case.judged = [with_each(t) for t in case.judged]
-            case.whole = [with_each(t) for t in case.whole]
+            case.judged = [with_each(t, cache) for t in case.judged]
+            case.whole = [with_each(t, cache) for t in case.whole]
         run.judge_digest = judge_digest(run.cases, judge.templates)
         save_judgements(run, path)
         print(f"{path}: judge_each filled for {len(run.cases)} rows", flush=True)
