@@ -20,25 +20,13 @@ restatements (R) against distinct pairs (D) per set, beside the judge's (docs/re
 judge-restatements.txt: 0.979 DiaHalu, 0.962 HaluEval). Seconds on 2 cores.
 """
 
-import re
 import sys
 from pathlib import Path
 
 import numpy as np
 import onnxruntime
+from audit_pairs import pairs
 from tokenizers import Tokenizer
-
-AUDIT = "docs/results/segmentation-restatement-audit.txt"
-
-
-def audit_pairs() -> list[tuple[str, str, str, str]]:
-    """(label, case, first claim, second claim) for each hand-read pair (the parse nli_restatements.py uses)."""
-    found = []
-    for line in open(AUDIT):
-        m = re.match(r"^([RSDG]) (\S+) (.+?): (.*) \| (.*)$", line.strip())
-        if m:
-            found.append((m.group(1), m.group(2), m.group(4), m.group(5)))
-    return found
 
 
 class MiniLm:
@@ -63,7 +51,7 @@ def roc_area(positives: list[float], negatives: list[float]) -> float:
 
 def main(downloads: Path) -> None:
     model = MiniLm(downloads)
-    rows = [(label, case, float(model.embed(a) @ model.embed(b)), a, b) for label, case, a, b in audit_pairs()]
+    rows = [(label, case, float(model.embed(a) @ model.embed(b)), a, b) for label, case, a, b in pairs()]
     for label, case, cosine, a, b in sorted(rows, key=lambda r: (r[0], r[2])):
         print(f"{label} {cosine:.3f} {case[:8]} | {a[:55]} | {b[:55]}")
     for source in ("diahalu", "halueval"):

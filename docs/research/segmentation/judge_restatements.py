@@ -15,7 +15,7 @@ with the cut the segment stage ships (agents.stages.restatements.JUDGE_RESTATEME
 
 import asyncio
 
-from nli_restatements import pairs
+from audit_pairs import pairs
 
 from agents.evaluation.metrics import roc_area
 from agents.model.judge import judge_runner

@@ -8,24 +8,15 @@ chosen on the DiaHalu pairs only against the HaluEval pairs. About a minute on 2
 """
 
 import asyncio
-import re
 import sys
+
+from audit_pairs import pairs
 
 from agents.model.nli import NliRunner
 
-AUDIT = "docs/results/segmentation-restatement-audit.txt"
 # Chosen by reading the DiaHalu pairs only: both margins in the model's "support" band (its probes: support
 # about 0.3, contradiction above 2, an unrelated sentence below -1).
 BAND = (0.25, 0.8)
-
-
-def pairs() -> list[tuple[str, str, str, str]]:
-    found = []
-    for line in open(AUDIT):
-        m = re.match(r"^([RSDG]) (\S+) (.+?): (.*) \| (.*)$", line.strip())
-        if m:
-            found.append((m.group(1), m.group(2), m.group(4), m.group(5)))
-    return found
 
 
 async def main() -> None:
