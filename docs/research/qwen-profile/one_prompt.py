@@ -20,7 +20,11 @@ odd rows through the pipeline with that prompt alone.
 
 Result (results-one-prompt.txt; README, session 37): 4.64 readings a claim instead of 7.28; over the 60 halves the
 plain prompt alone 0.603 (log-loss 0.891), the worked examples alone 0.606 (0.885), both 0.608 (0.887); through
-the pipeline 0.570, 0.590 and 0.600 on the odd rows. Not shipped.
+the pipeline 0.570, 0.590 and 0.600 on the odd rows. Not shipped. ``apart`` (the two prompts' per-passage letters
+as features of their own, no reading added): 0.612 against 0.613 over the halves; the average stays.
+
+    python docs/research/qwen-profile/one_prompt.py apart ONE_PROMPT.json docs/results/averitec-judgements.json \
+        docs/results/atomic-judgements.json
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ import tempfile
 from pathlib import Path
 
 from passage_cap import Rule, rows, views
-from per_passage import Letters, compare_over_halves, fill, scored
+from per_passage import Letters, compare_over_halves, extra_rows, fill, paired_held_out, scored
 
+from agents.evaluation.harness import load_judgements
 from agents.model.judge import PROMPTS, LlamaLetters, judge_prompt, judge_templates, letter_scores, packaged_model
 from agents.scoring.calibration import cross_validated_fit
 from stream.settings import Settings
@@ -93,6 +98,23 @@ def compare(cache_path: Path, one_path: Path, averitec: Path, atomic: Path, repe
     compare_over_halves(variants, "AVeriTeC", repeats, seed=1)  # the same 60 halves as sessions 34 to 36
 
 
+def apart(one_path: Path, averitec: Path, atomic: Path, repeats: int = 60) -> None:
+    """Both prompts' per-passage letters as features of their own: the shipped row (which holds their average) plus
+    the worked examples' letters averaged over the passages, which together carry each prompt's letters apart.
+    No reading is added; the fit has three more weights."""
+    one = json.loads(one_path.read_text())
+    first, atomic_run = load_judgements(averitec), load_judgements(atomic)
+    extras = {"shipped row": lambda pp: (),
+              "+ worked examples' per-passage letters": lambda pp: tuple(sum(p[i] for p in pp) / len(pp) for i in range(3))}
+    paired_held_out([first, atomic_run], {name: (lambda run, odd, extra=extra: extra_rows(run, one, extra, odd))
+                                          for name, extra in extras.items()})
+    variants = {name: ([row for odd in (False, True) for row in zip(*extra_rows(first, one, extra, odd))],
+                       list(zip(*extra_rows(atomic_run, one, extra, False))),
+                       list(zip(*extra_rows(atomic_run, one, extra, True))))
+                for name, extra in extras.items()}
+    compare_over_halves(variants, "AVeriTeC", repeats, seed=1)
+
+
 def fill_one(cache_path: Path, one_path: Path, prompt: str, files: list[Path]) -> None:
     """Write the per-passage letters of ``prompt`` (a name in PROMPTS) alone into saved judgements."""
     variants = per_prompt(json.loads(cache_path.read_text()), json.loads(one_path.read_text()))
@@ -110,7 +132,9 @@ if __name__ == "__main__":
         read(*paths)
     elif command == "compare":
         compare(*paths)
+    elif command == "apart":
+        apart(*paths)
     elif command == "fill":
         fill_one(paths[0], paths[1], args[2], paths[3:])
     else:
-        raise SystemExit(f"unknown command {command!r}: read, compare or fill")
+        raise SystemExit(f"unknown command {command!r}: read, compare, apart or fill")
