@@ -31,15 +31,13 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from pathlib import Path
 
-from passage_cap import Rule, rows, views
-from per_passage import Letters, compare_over_halves, extra_rows, fill, paired_held_out, scored
+from passage_cap import Rule, odd_rows_and_halves, views
+from per_passage import EXTRAS, Letters, compare_over_halves, fill, halves_with, held_out_with
 
 from agents.evaluation.harness import load_judgements
 from agents.model.judge import PROMPTS, LlamaLetters, judge_prompt, judge_templates, letter_scores, packaged_model
-from agents.scoring.calibration import cross_validated_fit
 from stream.settings import Settings
 
 CHECKED = 5  # pairs whose plain reading is read too, to check it follows from the cache's average
@@ -88,41 +86,27 @@ def compare(cache_path: Path, one_path: Path, averitec: Path, atomic: Path, repe
     print(f"readings a claim on AVeriTeC: both prompts per passage {2 * (n + 1):.2f}, one prompt {2 + n:.2f}")
     variants = {}
     for name, letters in per_prompt(json.loads(cache_path.read_text()), json.loads(one_path.read_text())).items():
-        even, odd = rows(averitec, letters, every, {0}), rows(averitec, letters, every, {1})
-        atomic_even, atomic_odd = rows(atomic, letters, every, {0}), rows(atomic, letters, every, {1})
-        fitted = cross_validated_fit([x for x, _ in even + atomic_even], [y for _, y in even + atomic_even])
-        accuracy, _, log_loss = scored(fitted, odd)
+        _, accuracy, log_loss, variants[name] = odd_rows_and_halves(averitec, atomic, letters, every)
         print(f"{name}: even rows -> odd rows (whole claims): accuracy {accuracy:.3f}, log-loss {log_loss:.3f}",
               flush=True)
-        variants[name] = (rows(averitec, letters, every, {0, 1}), atomic_even, atomic_odd)  # file order, as s36
     compare_over_halves(variants, "AVeriTeC", repeats, seed=1)  # the same 60 halves as sessions 34 to 36
 
 
-def apart(one_path: Path, averitec: Path, atomic: Path, repeats: int = 60) -> None:
+def apart(one_path: Path, averitec: Path, atomic: Path) -> None:
     """Both prompts' per-passage letters as features of their own: the shipped row (which holds their average) plus
     the worked examples' letters averaged over the passages, which together carry each prompt's letters apart.
     No reading is added; the fit has three more weights."""
     one = json.loads(one_path.read_text())
-    first, atomic_run = load_judgements(averitec), load_judgements(atomic)
-    extras = {"shipped row": lambda pp: (),
-              "+ worked examples' per-passage letters": lambda pp: tuple(sum(p[i] for p in pp) / len(pp) for i in range(3))}
-    paired_held_out([first, atomic_run], {name: (lambda run, odd, extra=extra: extra_rows(run, one, extra, odd))
-                                          for name, extra in extras.items()})
-    variants = {name: ([row for odd in (False, True) for row in zip(*extra_rows(first, one, extra, odd))],
-                       list(zip(*extra_rows(atomic_run, one, extra, False))),
-                       list(zip(*extra_rows(atomic_run, one, extra, True))))
-                for name, extra in extras.items()}
-    compare_over_halves(variants, "AVeriTeC", repeats, seed=1)
+    runs = [load_judgements(averitec), load_judgements(atomic)]
+    extras = {"shipped row": EXTRAS["shipped row alone"],
+              "+ worked examples' per-passage letters": EXTRAS["+ passages' letters averaged"]}
+    held_out_with(one, runs, extras)
+    halves_with(one, runs, extras)
 
 
 def fill_one(cache_path: Path, one_path: Path, prompt: str, files: list[Path]) -> None:
     """Write the per-passage letters of ``prompt`` (a name in PROMPTS) alone into saved judgements."""
-    variants = per_prompt(json.loads(cache_path.read_text()), json.loads(one_path.read_text()))
-    chosen = variants[f"{prompt} only"]
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as out:
-        json.dump(chosen, out)
-    fill(Path(out.name), files)
-    Path(out.name).unlink()
+    fill(per_prompt(json.loads(cache_path.read_text()), json.loads(one_path.read_text()))[f"{prompt} only"], files)
 
 
 if __name__ == "__main__":

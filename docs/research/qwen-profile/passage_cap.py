@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 from agents.evaluation.harness import FAILED, fitting_rows, load_judgements
-from agents.scoring.calibration import cross_validated_fit
+from agents.scoring.calibration import VerifyCalibration, cross_validated_fit
 from agents.stages.verify import judge_inputs, judge_reads
 from schemas import LabelScores
 
@@ -87,18 +87,26 @@ def views(path: Path, rule: Rule) -> float:
     return sum(counts) / len(counts)
 
 
+def odd_rows_and_halves(averitec: Path, atomic: Path, cache: dict[str, Letters],
+                        rule: Rule) -> tuple[VerifyCalibration, float, float, tuple[Rows, Rows, Rows]]:
+    """A fit on the even AVeriTeC and atomic rows (as shipped), its accuracy and log-loss on the odd AVeriTeC
+    rows, and the rows :func:`per_passage.compare_over_halves` takes (AVeriTeC's in file order, atomic's even
+    and odd). Shared with one_prompt.py."""
+    even, odd = rows(averitec, cache, rule, {0}), rows(averitec, cache, rule, {1})
+    atomic_even, atomic_odd = rows(atomic, cache, rule, {0}), rows(atomic, cache, rule, {1})
+    fitted = cross_validated_fit([x for x, _ in even + atomic_even], [y for _, y in even + atomic_even])
+    accuracy, _, log_loss = scored(fitted, odd)
+    return fitted, accuracy, log_loss, (rows(averitec, cache, rule, {0, 1}), atomic_even, atomic_odd)
+
+
 def main(cache_path: Path, averitec: Path, atomic: Path, rules: list[Rule], repeats: int = 60) -> None:
     cache = json.loads(cache_path.read_text())
     variants = {}
     for rule in rules:
         print(f"{rule.name()}: {views(averitec, rule):.2f} views a claim on AVeriTeC, {views(atomic, rule):.2f} on atomic")
-        even, odd = rows(averitec, cache, rule, {0}), rows(averitec, cache, rule, {1})
-        atomic_even, atomic_odd = rows(atomic, cache, rule, {0}), rows(atomic, cache, rule, {1})
-        fitted = cross_validated_fit([x for x, _ in even + atomic_even], [y for _, y in even + atomic_even])
-        accuracy, _, log_loss = scored(fitted, odd)
+        fitted, accuracy, log_loss, variants[rule.name()] = odd_rows_and_halves(averitec, atomic, cache, rule)
         print(f"  even rows -> odd rows (whole claims): accuracy {accuracy:.3f}, log-loss {log_loss:.3f};"
               f" {fitted.source.split('chosen by ')[-1]}", flush=True)
-        variants[rule.name()] = (rows(averitec, cache, rule, {0, 1}), atomic_even, atomic_odd)
     compare_over_halves(variants, "AVeriTeC", repeats, seed=1)  # the same 60 halves as session 34
 
 

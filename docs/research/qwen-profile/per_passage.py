@@ -186,9 +186,14 @@ def paired_held_out(runs: Sequence[Any], variants: dict[str, RowsOf]) -> None:
 def held_out(cache_path: Path, paths: Sequence[Path]) -> None:
     """Fit on the even rows of these files together, then read each file's odd rows: each row's whole claim,
     without the rest of the pipeline; rows right with one fit and wrong with the shipped one are counted."""
-    cache = json.loads(cache_path.read_text())
-    paired_held_out([load_judgements(path) for path in paths],
-                    {name: (lambda run, odd, extra=extra: extra_rows(run, cache, extra, odd)) for name, extra in EXTRAS.items()})
+    held_out_with(json.loads(cache_path.read_text()), [load_judgements(path) for path in paths], EXTRAS)
+
+
+def held_out_with(cache: dict[str, Letters], runs: Sequence[Any], extras: dict[str, Callable]) -> None:
+    """:func:`paired_held_out` over the shipped rows plus each of ``extras`` (built from ``cache``). Shared with
+    one_prompt.py."""
+    paired_held_out(runs, {name: (lambda run, odd, extra=extra: extra_rows(run, cache, extra, odd))
+                           for name, extra in extras.items()})
 
 
 def cv(cache_path: Path, path: Path) -> None:
@@ -256,13 +261,18 @@ def compare_over_halves(variants: dict[str, tuple[Rows, Rows, Rows]], dataset: s
 
 def splits(cache_path: Path, paths: Sequence[Path], repeats: int = 60) -> None:
     """The per-passage extras over random halves of the first file's rows (:func:`compare_over_halves`)."""
-    cache = json.loads(cache_path.read_text())
-    first, *others = [load_judgements(path) for path in paths]
+    halves_with(json.loads(cache_path.read_text()), [load_judgements(path) for path in paths], EXTRAS, repeats)
+
+
+def halves_with(cache: dict[str, Letters], runs: Sequence[Any], extras: dict[str, Callable], repeats: int = 60) -> None:
+    """The shipped rows plus each of ``extras`` over random halves of the first run's rows, the others' even rows
+    in every fit. Shared with one_prompt.py."""
+    first, *others = runs
     variants = {
         name: ([row for odd in (False, True) for row in zip(*extra_rows(first, cache, extra, odd))],
                [row for run in others for row in zip(*extra_rows(run, cache, extra, False))],
                [row for run in others for row in zip(*extra_rows(run, cache, extra, True))])
-        for name, extra in EXTRAS.items()
+        for name, extra in extras.items()
     }
     compare_over_halves(variants, first.dataset, repeats, seed=1)
 
@@ -291,8 +301,8 @@ def with_each(turn: JudgedTurn, cache: dict[str, Letters],
     return dataclasses.replace(turn, judgements=tuple(judgements))
 
 
-def fill(cache_path: Path, paths: Sequence[Path]) -> None:
-    cache = json.loads(cache_path.read_text())
+def fill(cache: dict[str, Letters], paths: Sequence[Path]) -> None:
+    """Write ``cache``'s per-passage letters into the saved judgements at ``paths`` (:func:`with_each`)."""
     settings = Settings.from_env()
     judge = judge_runner("qwen-1.5b", settings.model.cache_dir, settings.model.n_threads)  # its prompts only
 
@@ -319,4 +329,4 @@ if __name__ == "__main__":
     elif command == "splits":
         splits(Path(first), paths)
     elif command == "fill":
-        fill(Path(first), paths)
+        fill(json.loads(Path(first).read_text()), paths)
