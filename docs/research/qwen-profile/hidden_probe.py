@@ -21,8 +21,9 @@ TEXT (``--only =NAME``: that one), beside the shipped row; with the AVeriTeC fil
 
 Result (results-hidden-probe.txt; README, session 38): the gain over the halves grows with k (0.614 -> 0.648 with
 32 components) and costs atomic claims, and a control with no hidden state, one bit saying which set a row comes
-from, buys as much (0.656): the fit learns AVeriTeC's share of false claims apart from the atomic rows'. Given that
-bit, the hidden state adds nothing. Not shipped.
+from, buys as much (0.656): the fit learns AVeriTeC's own label mix apart from the atomic rows'. Beside that bit the
+hidden state adds 0.014 over the halves (none on the issue's split), and in fits on AVeriTeC's rows alone 0.042, but
+those leave out the atomic rows the demo's planted value swaps need. Not shipped.
 
 Closed-book (``read-closed``, ``closed-book``): the same probe as a detector of statements the model takes for
 false. Each claim of the saved HaluEval, AVeriTeC and DiaHalu judgements is read alone (no evidence) in a prompt of
@@ -114,21 +115,14 @@ Half = list[tuple[tuple[float, ...], object, np.ndarray, str]]  # shipped row, l
 
 
 def rows_with_hidden(run, cache: dict[str, np.ndarray], odd: bool) -> Half:
-    rows, labels = shipped_rows(run, odd)
-    cases = [c for c in run.cases if c.position % 2 == odd]
-    return [(r, g, cache[case_key(run.dataset, c.case_id)], run.dataset) for r, g, c in zip(rows, labels, cases)]
-
-
-def shipped_rows(run, odd: bool) -> tuple[list[tuple[float, ...]], list]:
-    """The whole claims' rows of the judge's calibration as shipped (per-passage letters as saved)."""
-    rows, labels = [], []
+    """One half's whole claims: the judge's calibration row as shipped (per-passage letters as saved), the label,
+    the cached hidden state and the set."""
+    half = []
     for case in run.cases:
-        if case.position % 2 != odd:
-            continue
-        [(row, label)] = rows_of(run.dataset, case, {})
-        rows.append(tuple(row))
-        labels.append(label)
-    return rows, labels
+        if case.position % 2 == odd:
+            [(row, label)] = rows_of(run.dataset, case, {})
+            half.append((tuple(row), label, cache[case_key(run.dataset, case.case_id)], run.dataset))
+    return half
 
 
 Transform = Callable[[Half], Rows]  # a fitted variant's way from (row, label, hidden state) to the fit's rows
@@ -139,16 +133,21 @@ def fitted_with(train: Half, transform: Transform, name: str) -> tuple[VerifyCal
     return cross_validated_fit([x for x, _ in rows], [y for _, y in rows], source=name), transform
 
 
-def shipped_only(train: Half, name: str) -> tuple[VerifyCalibration, Transform]:
-    return fitted_with(train, lambda part: [(row, label) for row, label, _, _ in part], name)
+def pca(k: int, set_named: bool = False) -> Callable[[Half, str], tuple[VerifyCalibration, Transform]]:
+    """The shipped row, then (``set_named``) one bit saying whether the row is AVeriTeC's, then the projections on
+    the fitting rows' first ``k`` principal components (none for k = 0).
 
-
-def pca(k: int) -> Callable[[Half, str], tuple[VerifyCalibration, Transform]]:
-    """The shipped row plus the projections on the fitting rows' first ``k`` principal components."""
+    The bit is a control: a hidden state tells AVeriTeC's prompts from the constructed atomic ones at a glance, so
+    a gain from it may be no more than each set's own label mix learned apart; the bit alone shows what that is
+    worth, and beside it the components show what the hidden state adds."""
     def build(train: Half, name: str) -> tuple[VerifyCalibration, Transform]:
-        probe = Probe(np.stack([h for _, _, h, _ in train]), k)
-        return fitted_with(train, lambda part: [(row + probe(h), label) for row, label, h, _ in part], name)
+        probe = Probe(np.stack([h for _, _, h, _ in train]), k) if k else (lambda h: ())
+        bit = (lambda s: (float(s == "averitec"),)) if set_named else (lambda s: ())
+        return fitted_with(train, lambda part: [(row + bit(s) + probe(h), label) for row, label, h, s in part], name)
     return build
+
+
+shipped_only = pca(0)
 
 
 def cv_log_loss(fitted: VerifyCalibration) -> float:
@@ -184,29 +183,14 @@ def stacked(k: int) -> Callable[[Half, str], tuple[VerifyCalibration, Transform]
     return build
 
 
-def with_set_named(train: Half, name: str) -> tuple[VerifyCalibration, Transform]:
-    """A control: the shipped row plus which set the row comes from (AVeriTeC or the constructed atomic rows). A
-    hidden state tells the two sets apart at a glance, so a gain from it may be no more than each set's own
-    label mix learned apart; this shows how much that alone is worth."""
-    return fitted_with(train, lambda part: [(row + (float(s == "averitec"),), label) for row, label, _, s in part], name)
-
-
-def with_set_and_pca(k: int) -> Callable[[Half, str], tuple[VerifyCalibration, Transform]]:
-    """The control plus the hidden state's first ``k`` components: what the hidden state adds beyond the set."""
-    def build(train: Half, name: str) -> tuple[VerifyCalibration, Transform]:
-        probe = Probe(np.stack([h for _, _, h, _ in train]), k)
-        return fitted_with(train, lambda part: [(row + (float(s == "averitec"),) + probe(h), label)
-                                                for row, label, h, s in part], name)
-    return build
-
-
 FOLDS = 5
 CHOICES = (4, 8, 16, 32, 64)
 VARIANTS: dict[str, Callable[[Half, str], tuple[VerifyCalibration, Transform]]] = {
-    "shipped row alone": shipped_only, "+ which set the row is from (control)": with_set_named, **{f"+ hidden PCA {k}": pca(k) for k in CHOICES},
+    "shipped row alone": shipped_only, "+ which set the row is from (control)": pca(0, set_named=True),
+    **{f"+ hidden PCA {k}": pca(k) for k in CHOICES},
     "+ hidden PCA, k chosen by CV on the fitting rows": pca_chosen,
     "+ a probe's out-of-fold letters (PCA 32)": stacked(32),
-    **{f"+ which set + hidden PCA {k}": with_set_and_pca(k) for k in (32, 64)},
+    **{f"+ which set + hidden PCA {k}": pca(k, set_named=True) for k in (32, 64)},
 }
 
 
@@ -257,6 +241,7 @@ def compare(cache_path: Path, paths: Sequence[Path], repeats: int = 60, only: st
             print(f"  {name} against {other}: mean {gains.mean():+.3f}, more accurate in {(gains > 0).sum()},"
                   f" less in {(gains < 0).sum()} of {repeats}")
 
+
 CLOSED_BOOK_PROMPT = (
     "<|im_start|>system\nYou check facts. Answer with one letter only.<|im_end|>\n"
     "<|im_start|>user\nStatement: {claim}\n\nIs this statement true?\nA) true\nB) false\n"
@@ -275,8 +260,9 @@ def read_closed(cache_path: Path, paths: Sequence[Path]) -> None:
     embed = hidden_reader(Settings.from_env().model.n_threads)
     for path in paths:
         run = load_judgements(path)
-        claims = {claim for _, _, claim in claims_of(run)} | {claim for claim, _ in labelled_claims(run, False)}
-        todo = sorted(claims | {claim for claim, _ in labelled_claims(run, True)} - set(cache))
+        claims = ({claim for _, _, claim in claims_of(run)}
+                  | {claim for odd in (False, True) for claim, _ in labelled_claims(run, odd)})
+        todo = sorted(claims - set(cache))
         print(f"{path}: {len(todo)} claims to read", flush=True)
         started = time.monotonic()
         for n, claim in enumerate(todo, 1):
